@@ -1,0 +1,183 @@
+import type { Writable } from "node:stream";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import secureJson from "secure-json-parse";
+import { createCredentialCheck } from "./auth/credentials.js";
+import { createMemoryLoginLimiter, type LoginLimiter } from "./auth/login-limiter.js";
+import { authRoutes } from "./auth/routes.js";
+import { createTokenService, type TokenService } from "./auth/tokens.js";
+import { bookRoutes } from "./books/routes.js";
+import type { Config } from "./config.js";
+import { errorEnvelopeSchema, Messages, respond } from "./envelope.js";
+import { type BookStore, StoreUnavailableError } from "./store/store.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The 400 message for a body this route cannot use. */
+    invalidBodyMessage?: string;
+  }
+}
+
+export interface AppDependencies {
+  config: Config;
+  store: BookStore;
+  /** Replaces the token service built from the config (tests use it to make signing fail). */
+  tokens?: TokenService;
+  limiter?: LoginLimiter;
+  /** Where log lines go; standard output when absent. */
+  logStream?: Writable;
+}
+
+export interface App extends FastifyInstance {
+  /** Turns /ready to 503 and asks keep-alive clients to close; called when shutdown begins. */
+  beginShutdown(): void;
+}
+
+/** A body that is not JSON, or carries `__proto__`: it fails every body schema, so it is a 400. */
+const UNPARSABLE_BODY = Symbol("unparsable body");
+
+// Node refuses request heads over 16 KiB, so no path parameter can be longer than this; ids
+// of any length then reach the book routes (and their token check) rather than "Not found".
+const MAX_PARAM_LENGTH = 64 * 1024;
+
+// Request lines never carry headers or bodies; these paths are a second guard for any log call.
+const REDACTED_LOG_PATHS = [
+  "req.headers.authorization",
+  "headers.authorization",
+  "password",
+  "*.password",
+  "token",
+  "*.token",
+];
+
+export async function buildApp(deps: AppDependencies): Promise<App> {
+  const { config, store } = deps;
+  let shuttingDown = false;
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
+    // One line per request is written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    return503OnClosing: false,
+    requestTimeout: 30_000,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // A wrong type is a 400, never silently coerced ("1999" is not a year, null is not "").
+    ajv: { customOptions: { coerceTypes: false } },
+    frameworkErrors: (_error, _request, reply) => respond(reply, 400, Messages.badRequest),
+  }) as unknown as App;
+
+  app.decorate("beginShutdown", () => {
+    shuttingDown = true;
+  });
+
+  // The body is JSON whatever its Content-Type, so `curl -d` without -H works.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
+    try {
+      done(
+        null,
+        secureJson.parse(body as string, { protoAction: "error", constructorAction: "error" }),
+      );
+    } catch {
+      done(null, UNPARSABLE_BODY);
+    }
+  });
+
+  app.addHook("onRequest", async (_request, reply) => {
+    if (shuttingDown) reply.header("connection", "close");
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      "request",
+    );
+  });
+
+  const allowedMethods = trackRouteMethods(app);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(request.url);
+    if (allowed.length === 0) return respond(reply, 404, Messages.notFound);
+    reply.header("allow", allowed.join(", "));
+    return respond(reply, 405, Messages.methodNotAllowed);
+  });
+
+  const tokens = deps.tokens ?? createTokenService(config.secret);
+  const limiter =
+    deps.limiter ?? createMemoryLoginLimiter(config.loginMaxFailures, config.loginWindowSeconds);
+  app.addHook("onClose", () => limiter.close());
+
+  const publicResponses = { 200: errorEnvelopeSchema, 503: errorEnvelopeSchema };
+  app.get("/health", { schema: { response: publicResponses } }, async (_request, reply) =>
+    respond(reply, 200, Messages.healthy),
+  );
+  app.get("/ready", { schema: { response: publicResponses } }, async (_request, reply) => {
+    if (shuttingDown) return respond(reply, 503, Messages.serviceUnavailable);
+    await store.ping();
+    return respond(reply, 200, Messages.ready);
+  });
+
+  await app.register(authRoutes, {
+    tokens,
+    checkCredentials: createCredentialCheck(config.username, config.password),
+    limiter,
+  });
+  await app.register(bookRoutes, { store, tokens });
+  await app.ready();
+  return app;
+}
+
+function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const invalidBody = request.routeOptions.config.invalidBodyMessage;
+  if (error.validation) return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return respond(reply, 413, Messages.payloadTooLarge);
+  }
+  if (error instanceof StoreUnavailableError) {
+    request.log.warn({ err: error.cause ?? error }, "store unavailable");
+    return respond(reply, 503, Messages.serviceUnavailable);
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  request.log.error({ err: error }, "unexpected failure");
+  return respond(reply, 500, Messages.internalError);
+}
+
+/**
+ * Records each route's methods as it is registered, and answers which methods a concrete path
+ * allows, so a known path with a wrong method gets 405 and an `Allow` header.
+ */
+function trackRouteMethods(app: FastifyInstance): (url: string) => string[] {
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook("onRoute", (route) => {
+    const source = route.url.replace(/\/$/, "").replace(/:[^/]+/g, "[^/]+");
+    const pattern = new RegExp(`^${source}$`);
+    let entry = routes.find((r) => r.pattern.source === pattern.source);
+    if (entry === undefined) {
+      entry = { pattern, methods: new Set() };
+      routes.push(entry);
+    }
+    for (const method of [route.method].flat()) entry.methods.add(method);
+  });
+  return (url) => {
+    const path = (url.split("?")[0] ?? "").replace(/\/$/, "");
+    const entry = routes.find((r) => r.pattern.test(path));
+    return entry ? [...entry.methods].sort() : [];
+  };
+}

@@ -1,0 +1,72 @@
+import { createSigner, createVerifier } from "fast-jwt";
+
+export const TOKEN_LIFETIME_SECONDS = 900;
+export const MAX_TOKEN_LENGTH = 8 * 1024;
+const HMAC_ALGORITHMS = ["HS256", "HS384", "HS512"] as const;
+
+export interface TokenService {
+  /** A signed HS256 token whose only claim is `exp` = now + 900 s. */
+  issue(): string;
+  /** True only for a token that every rule of decisions.md accepts. */
+  verify(token: string): boolean;
+}
+
+// Three non-empty segments of the base64url alphabet, without padding.
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+// The last character of a canonical base64url segment leaves its unused low bits zero.
+const LAST_OF_TWO = /[AQgw]$/;
+const LAST_OF_THREE = /[AEIMQUYcgkosw048]$/;
+
+/** Strict base64url: one encoding per byte string, so no two spellings verify alike. */
+function isCanonicalSegment(segment: string): boolean {
+  switch (segment.length % 4) {
+    case 0:
+      return true;
+    case 2:
+      return LAST_OF_TWO.test(segment);
+    case 3:
+      return LAST_OF_THREE.test(segment);
+    default:
+      return false;
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * fast-jwt pinned to the HMAC family does the signature, `alg`, `exp`/`nbf` and its cache of
+ * verified tokens; the checks it lacks (strict base64url, size, any `crit`, a finite numeric
+ * `exp` strictly in the future) are done here.
+ */
+export function createTokenService(secret: string): TokenService {
+  const sign = createSigner({ key: secret, algorithm: "HS256", noTimestamp: true });
+  const check = createVerifier({
+    key: secret,
+    algorithms: [...HMAC_ALGORITHMS],
+    requiredClaims: ["exp"],
+    cache: true,
+    complete: true,
+  });
+
+  return {
+    issue: () => sign({ exp: Math.floor(Date.now() / 1000) + TOKEN_LIFETIME_SECONDS }),
+    verify(token) {
+      if (token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) return false;
+      if (!token.split(".").every(isCanonicalSegment)) return false;
+      let decoded: { header: unknown; payload: unknown };
+      try {
+        decoded = check(token);
+      } catch {
+        return false;
+      }
+      const { header, payload } = decoded;
+      if (!isObject(header) || !isObject(payload) || "crit" in header) return false;
+      const nowSeconds = Date.now() / 1000;
+      const { exp, nbf } = payload;
+      if (typeof exp !== "number" || !Number.isFinite(exp) || exp <= nowSeconds) return false;
+      if (nbf !== undefined && (typeof nbf !== "number" || !(nbf <= nowSeconds))) return false;
+      return true;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+export interface Book {
+  id: number;
+  title: string;
+  author: string;
+  year: number;
+}
+
+export type NewBook = Omit<Book, "id">;
+export type BookChanges = Partial<NewBook>;
+
+export const TITLE_MAX = 500;
+export const AUTHOR_MAX = 300;
+export const YEAR_MIN = -9999;
+export const YEAR_MAX = 9999;
+
+// Ajv compiles patterns with the `u` flag: a lone surrogate is then a code point of its own,
+// so this refuses NUL and ill-formed UTF-16, and demands one non-space character.
+const TEXT_PATTERN = "^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]*$";
+
+const text = (maxLength: number) =>
+  ({ type: "string", minLength: 1, maxLength, pattern: TEXT_PATTERN }) as const;
+
+const bookFields = {
+  title: text(TITLE_MAX),
+  author: text(AUTHOR_MAX),
+  year: { type: "integer", minimum: YEAR_MIN, maximum: YEAR_MAX },
+} as const;
+
+/** POST /book: all three fields. Unknown fields, `id` among them, are ignored. */
+export const newBookSchema = {
+  type: "object",
+  required: ["title", "author", "year"],
+  properties: bookFields,
+} as const;
+
+/** PUT /book/{id}: any subset of the fields; `{}` changes nothing. */
+export const bookChangesSchema = {
+  type: "object",
+  properties: bookFields,
+} as const;
+
+export const bookSchema = {
+  type: "object",
+  required: ["id", "title", "author", "year"],
+  properties: { id: { type: "integer" }, ...bookFields },
+} as const;
+
+/** The largest id a path may name: ids travel as JSON numbers. */
+const MAX_ID = Number.MAX_SAFE_INTEGER;
+const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
+
+/** A path id must be a canonical positive integer (no sign, zeros or spaces); else undefined. */
+export function parseBookId(raw: string): number | undefined {
+  if (!CANONICAL_ID.test(raw)) return undefined;
+  const id = Number(raw);
+  return id <= MAX_ID ? id : undefined;
+}
+
+/** Only the book's own fields, whatever else the body carried. */
+export function pickNewBook(body: NewBook): NewBook {
+  return { title: body.title, author: body.author, year: body.year };
+}
+
+export function pickChanges(body: BookChanges): BookChanges {
+  const changes: BookChanges = {};
+  if (body.title !== undefined) changes.title = body.title;
+  if (body.author !== undefined) changes.author = body.author;
+  if (body.year !== undefined) changes.year = body.year;
+  return changes;
+}

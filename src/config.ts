@@ -1,0 +1,156 @@
+import { randomBytes } from "node:crypto";
+
+export type DbTarget =
+  | { readonly kind: "sqlite"; readonly path: string }
+  | { readonly kind: "postgres"; readonly url: string };
+
+export interface Config {
+  readonly production: boolean;
+  readonly host: string;
+  readonly port: number;
+  readonly db: DbTarget;
+  readonly username: string;
+  readonly password: string;
+  readonly secret: string;
+  /** Problems worth a warning at start-up, such as default credentials. */
+  readonly warnings: readonly string[];
+  readonly bodyLimit: number;
+  readonly loginMaxFailures: number;
+  readonly loginWindowSeconds: number;
+  readonly shutdownTimeoutMs: number;
+  readonly pgPoolSize: number;
+  readonly logLevel: string;
+  readonly trustProxy: boolean | string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration: ${problems.join("; ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export const SUPPORTED_DB_URLS =
+  "sqlite:<path>, sqlite://<path>, file:<path>, sqlite::memory:, postgres://…, postgresql://…";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const MIN_SECRET_BYTES = 32;
+
+/**
+ * Reads the environment once and returns a frozen Config, or throws a ConfigError that
+ * lists every problem at once. No secret value appears in a problem's text.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  // An empty variable counts as unset, as it does in most .env files.
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+
+  const production = env.NODE_ENV === "production";
+  const required = (name: string, devDefault: string): string => {
+    const value = read(name);
+    if (value !== undefined) return value;
+    if (production) problems.push(`${name} is required when NODE_ENV=production`);
+    return devDefault;
+  };
+
+  const username = required("AUTH_USERNAME", "admin");
+  const password = required("AUTH_PASSWORD", "password");
+  if (!production && (read("AUTH_USERNAME") === undefined || read("AUTH_PASSWORD") === undefined)) {
+    warnings.push(
+      "using the development credentials: set AUTH_USERNAME and AUTH_PASSWORD before exposing the service",
+    );
+  }
+
+  let secret = read("SECRET_TOKEN");
+  if (secret === undefined) {
+    if (production) problems.push("SECRET_TOKEN is required when NODE_ENV=production");
+    else {
+      warnings.push(
+        "SECRET_TOKEN is not set: signing with a random secret, so tokens die with the process",
+      );
+    }
+    secret = randomBytes(MIN_SECRET_BYTES).toString("base64url");
+  } else if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
+    problems.push(`SECRET_TOKEN must be at least ${MIN_SECRET_BYTES} bytes long`);
+  }
+
+  const rawDbUrl = read("DB_URL");
+  if (rawDbUrl === undefined && production) {
+    problems.push("DB_URL is required when NODE_ENV=production");
+  }
+  const db = parseDbUrl(rawDbUrl ?? "sqlite:./data/books.db", problems);
+
+  const logLevel = read("LOG_LEVEL") ?? "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  const config: Config = {
+    production,
+    host: read("HOST") ?? "0.0.0.0",
+    port: integer("PORT", 8080, 0, 65535),
+    db,
+    username,
+    password,
+    secret,
+    warnings,
+    bodyLimit: integer("BODY_LIMIT_BYTES", 64 * 1024, 1024, 16 * 1024 * 1024),
+    loginMaxFailures: integer("LOGIN_MAX_FAILURES", 10, 1, 1_000_000),
+    loginWindowSeconds: integer("LOGIN_WINDOW_SECONDS", 60, 1, 86_400),
+    shutdownTimeoutMs: integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 0, 3600) * 1000,
+    pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
+    logLevel,
+    trustProxy: parseTrustProxy(read("TRUST_PROXY")),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+export function parseDbUrl(url: string, problems: string[]): DbTarget {
+  if (url === "sqlite::memory:") return { kind: "sqlite", path: ":memory:" };
+  for (const prefix of ["sqlite://", "sqlite:", "file://", "file:"]) {
+    if (url.startsWith(prefix)) {
+      const path = url.slice(prefix.length);
+      if (path === "") problems.push(`DB_URL names no file; supported forms: ${SUPPORTED_DB_URLS}`);
+      return { kind: "sqlite", path };
+    }
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    if (!URL.canParse(url)) problems.push("DB_URL is not a valid postgres:// URL");
+    return { kind: "postgres", url };
+  }
+  // Only the scheme is echoed: the rest may hold a password.
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? "(none)";
+  problems.push(
+    `DB_URL has an unsupported form (scheme ${scheme}); supported forms: ${SUPPORTED_DB_URLS}`,
+  );
+  return { kind: "sqlite", path: ":memory:" };
+}
+
+/** The store's address for log lines and errors: never the password. */
+export function describeDb(target: DbTarget): string {
+  if (target.kind === "sqlite") return `sqlite:${target.path}`;
+  const url = new URL(target.url);
+  const user = url.username ? `${decodeURIComponent(url.username)}@` : "";
+  return `${url.protocol}//${user}${url.host}${url.pathname}`;
+}
+
+/** `true` trusts every proxy; otherwise a comma-separated list of proxy addresses or CIDRs. */
+function parseTrustProxy(raw: string | undefined): boolean | string {
+  if (raw === undefined || raw === "false") return false;
+  return raw === "true" ? true : raw;
+}

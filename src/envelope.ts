@@ -1,0 +1,60 @@
+import type { FastifyReply } from "fastify";
+
+/** Every message text a client can receive. The specification and decisions.md fix them. */
+export const Messages = {
+  tokenGenerated: "Token generated successfully",
+  invalidRequestPayload: "Invalid request payload",
+  invalidCredentials: "Invalid credentials",
+  tokenNotGenerated: "Could not generate token",
+  tokenRequired: "Authorization token required",
+  invalidToken: "Invalid token",
+
+  bookCreated: "Book created successfully",
+  booksRetrieved: "Books retrieved successfully",
+  bookRetrieved: "Book retrieved successfully",
+  bookUpdated: "Book updated successfully",
+  bookDeleted: "Book deleted successfully",
+  invalidInput: "Invalid input",
+  bookNotFound: "Book not found",
+
+  healthy: "OK",
+  ready: "Ready",
+  badRequest: "Bad request",
+  notFound: "Not found",
+  methodNotAllowed: "Method not allowed",
+  payloadTooLarge: "Payload too large",
+  tooManyRequests: "Too many requests",
+  serviceUnavailable: "Service unavailable",
+  internalError: "Internal server error",
+} as const;
+
+export interface Envelope<T = unknown> {
+  status: number;
+  message: string;
+  data: T | null;
+}
+
+/** Sends `{status, message, data}` with `status` equal to the HTTP status. */
+export function respond(
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  data: unknown = null,
+): FastifyReply {
+  return reply.code(status).send({ status, message, data } satisfies Envelope);
+}
+
+/** The envelope as a JSON Schema, for response schemas and the API description. */
+export function envelopeSchema(data: object) {
+  return {
+    type: "object",
+    required: ["status", "message", "data"],
+    properties: {
+      status: { type: "integer" },
+      message: { type: "string" },
+      data,
+    },
+  } as const;
+}
+
+export const errorEnvelopeSchema = envelopeSchema({ type: "null" });

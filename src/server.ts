@@ -1,0 +1,74 @@
+import { type App, buildApp } from "./app.js";
+import { type Config, describeDb, loadConfig } from "./config.js";
+import { openStore } from "./store/open.js";
+import type { BookStore } from "./store/store.js";
+
+/** Start-up failures are one plain line on standard error and exit code 1. */
+function fail(message: string): never {
+  process.stderr.write(`book-catalogue: start-up failed: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    fail((error as Error).message);
+  }
+
+  let store: BookStore;
+  try {
+    store = await openStore(config);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+
+  const app = await buildApp({ config, store });
+  for (const warning of config.warnings) app.log.warn(warning);
+  app.log.info({ store: describeDb(config.db) }, "store ready");
+
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await store.close();
+    fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    void shutdown(app, store, config.shutdownTimeoutMs, signal);
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+/**
+ * Stops accepting, lets in-flight requests finish (at most `timeoutMs`), closes the store and
+ * exits 0.
+ */
+async function shutdown(app: App, store: BookStore, timeoutMs: number, signal: string) {
+  app.log.info({ signal }, "shutting down");
+  app.beginShutdown();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), timeoutMs);
+  });
+  const closed = app.close().then(() => false);
+  if (await Promise.race([closed, timedOut])) {
+    app.log.warn(
+      { timeoutMs },
+      "in-flight requests did not finish in time; closing their connections",
+    );
+    app.server.closeAllConnections();
+    await closed;
+  }
+  clearTimeout(timer);
+  await store.close();
+  app.log.info("stopped");
+  process.exit(0);
+}
+
+await main();

@@ -1,0 +1,44 @@
+/**
+ * Versioned schema steps, applied in order at start-up and recorded in `schema_migrations`.
+ * A step is never edited once released: a change is a new step.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly sqlite: string;
+  readonly postgres: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    // AUTOINCREMENT: a deleted book's id is never handed to a new book.
+    sqlite: `
+      CREATE TABLE books (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        title TEXT NOT NULL,
+        author TEXT NOT NULL,
+        year INTEGER NOT NULL
+      ) STRICT;`,
+    postgres: `
+      CREATE TABLE books (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        title TEXT NOT NULL,
+        author TEXT NOT NULL,
+        year INTEGER NOT NULL
+      );`,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** The steps still to apply, or an error when the database is newer than this build. */
+export function pendingMigrations(applied: readonly number[]): readonly Migration[] {
+  const newest = Math.max(0, ...applied);
+  if (newest > LATEST_VERSION) {
+    throw new Error(
+      `the database schema is at version ${newest}, newer than this build knows (${LATEST_VERSION})`,
+    );
+  }
+  const done = new Set(applied);
+  return MIGRATIONS.filter((m) => !done.has(m.version));
+}

@@ -1,0 +1,40 @@
+import { type Config, describeDb } from "../config.js";
+import { openPostgresStore } from "./postgres.js";
+import { openSqliteStore } from "./sqlite.js";
+import { type BookStore, StoreOpenError } from "./store.js";
+
+/** How long start-up waits for the store before giving up. */
+export const STORE_OPEN_TIMEOUT_SECONDS = 10;
+
+/** Opens the store that DB_URL names and prepares its schema, or fails with StoreOpenError. */
+export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Promise<BookStore> {
+  const { db } = config;
+  if (db.kind === "sqlite") return openSqliteStore(db.path);
+
+  const description = describeDb(db);
+  const opening = openPostgresStore(db.url, {
+    poolSize: config.pgPoolSize,
+    connectTimeoutSeconds: STORE_OPEN_TIMEOUT_SECONDS,
+    description,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      const message = `cannot reach PostgreSQL at ${description} within ${STORE_OPEN_TIMEOUT_SECONDS} s`;
+      reject(new StoreOpenError(message));
+    }, STORE_OPEN_TIMEOUT_SECONDS * 1000);
+  });
+  try {
+    return await Promise.race([opening, deadline]);
+  } finally {
+    clearTimeout(timer);
+    // A store that opens after the deadline is closed, not leaked.
+    if (timedOut)
+      opening.then(
+        (store) => store.close(),
+        () => {},
+      );
+  }
+}

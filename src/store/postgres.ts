@@ -1,0 +1,124 @@
+import postgres from "postgres";
+import type { Book, BookChanges, NewBook } from "../books/book.js";
+import { pendingMigrations } from "./migrations.js";
+import { type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
+
+export interface PostgresOptions {
+  poolSize: number;
+  connectTimeoutSeconds: number;
+  /** The store's address without its password, for messages. */
+  description: string;
+}
+
+// pg_advisory_xact_lock key shared by every instance that migrates this database.
+const MIGRATION_LOCK = 0x626f6f6b; // "book"
+
+// Node socket errors, postgres.js connection errors, and SQLSTATE classes 08 (connection
+// exception) and 57P (server shutting down or starting): the store is away, not broken.
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "53300",
+]);
+
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== "string") return false;
+  return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("57P");
+}
+
+async function run<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw isUnavailable(error) ? new StoreUnavailableError({ cause: error }) : error;
+  }
+}
+
+export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
+  const sql = postgres(url, {
+    max: options.poolSize,
+    connect_timeout: options.connectTimeoutSeconds,
+    onnotice: () => {},
+    // BIGINT ids travel as JSON numbers; ids stay below 2^53 (see parseBookId).
+    types: {
+      bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: Number },
+    },
+    connection: { application_name: "book-catalogue" },
+  });
+
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.end({ timeout: 0 }).catch(() => {});
+    const reason = isUnavailable(error)
+      ? `cannot reach PostgreSQL at ${options.description}`
+      : `cannot prepare the PostgreSQL schema at ${options.description}`;
+    const detail = (error as { code?: string }).code ?? (error as Error).message;
+    throw new StoreOpenError(`${reason} (${detail})`, { cause: error });
+  }
+
+  return {
+    get: (id) =>
+      run(async () => {
+        const [book] = await sql<
+          Book[]
+        >`SELECT id, title, author, year FROM books WHERE id = ${id}`;
+        return book;
+      }),
+    list: (after, limit) =>
+      run(
+        async () =>
+          await sql<Book[]>`SELECT id, title, author, year FROM books
+            WHERE id > ${after} ORDER BY id LIMIT ${limit}`,
+      ),
+    create: (book: NewBook) =>
+      run(async () => {
+        const [created] = await sql<Book[]>`INSERT INTO books (title, author, year)
+          VALUES (${book.title}, ${book.author}, ${book.year})
+          RETURNING id, title, author, year`;
+        return created as Book;
+      }),
+    update: (id, changes: BookChanges) =>
+      run(async () => {
+        const [updated] = await sql<Book[]>`UPDATE books SET
+            title = coalesce(${changes.title ?? null}::text, title),
+            author = coalesce(${changes.author ?? null}::text, author),
+            year = coalesce(${changes.year ?? null}::integer, year)
+          WHERE id = ${id} RETURNING id, title, author, year`;
+        return updated;
+      }),
+    remove: (id) => run(async () => (await sql`DELETE FROM books WHERE id = ${id}`).count > 0),
+    ping: () =>
+      run(async () => {
+        await sql`SELECT 1`;
+      }),
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+async function migrate(sql: postgres.Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    // Instances starting together wait here in turn; the first applies, the rest find it done.
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`;
+    const rows = await tx<{ version: number }[]>`SELECT version FROM schema_migrations`;
+    for (const step of pendingMigrations(rows.map((row) => row.version))) {
+      await tx.unsafe(step.postgres);
+      await tx`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+    }
+  });
+}

@@ -1,0 +1,32 @@
+import type { Book, BookChanges, NewBook } from "../books/book.js";
+
+/** What the routes need from storage. Absence is `undefined`/`false`, never an exception. */
+export interface BookStore {
+  get(id: number): Promise<Book | undefined>;
+  /** Books with an id greater than `after`, in id order, at most `limit` of them. */
+  list(after: number, limit: number): Promise<Book[]>;
+  create(book: NewBook): Promise<Book>;
+  /** Applies the present fields on top of the stored record; `undefined` when there is none. */
+  update(id: number, changes: BookChanges): Promise<Book | undefined>;
+  /** True when a book was deleted. */
+  remove(id: number): Promise<boolean>;
+  /** Resolves when the store answers; rejects with StoreUnavailableError when it does not. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The store cannot be reached right now; the request may succeed later (HTTP 503). */
+export class StoreUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the book store is unavailable", options);
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/** The store could not be opened or its schema prepared; start-up must stop. */
+export class StoreOpenError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreOpenError";
+  }
+}
