@@ -77,11 +77,12 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         return book;
       }),
     list: (after, limit) =>
-      run(
-        async () =>
-          await sql<Book[]>`SELECT id, title, author, year FROM books
-            WHERE id > ${after} ORDER BY id LIMIT ${limit}`,
-      ),
+      run(async () => {
+        const rows = await sql<Book[]>`SELECT id, title, author, year FROM books
+          WHERE id > ${after} ORDER BY id LIMIT ${limit}`;
+        // A plain array, as from every store: postgres.js adds count, command and columns.
+        return [...rows];
+      }),
     create: (book: NewBook) =>
       run(async () => {
         const [created] = await sql<Book[]>`INSERT INTO books (title, author, year)

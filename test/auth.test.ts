@@ -1,0 +1,300 @@
+// POST /token and the token rules of section 5 and decisions.md, through app.inject.
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import type { App } from "../src/app.js";
+import { createMemoryLoginLimiter } from "../src/auth/login-limiter.js";
+import { Messages } from "../src/envelope.js";
+import {
+  buildTestApp,
+  call,
+  TEST_PASSWORD,
+  TEST_SECRET,
+  TEST_USERNAME,
+  tokenFor,
+} from "./helpers.js";
+
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url");
+
+/** A token made by hand, so that every part of it can be wrong on purpose. */
+function forge(
+  header: unknown,
+  payload: unknown,
+  options: { secret?: string; hash?: string } = {},
+): string {
+  const input = `${b64(header)}.${b64(payload)}`;
+  const signature = createHmac(options.hash ?? "sha256", options.secret ?? TEST_SECRET)
+    .update(input)
+    .digest("base64url");
+  return `${input}.${signature}`;
+}
+
+const inFuture = () => Math.floor(Date.now() / 1000) + 600;
+const HS256 = { alg: "HS256", typ: "JWT" };
+
+describe("POST /token", () => {
+  let app: App;
+  before(async () => {
+    app = await buildTestApp();
+  });
+  after(() => app.close());
+
+  test("200 Token generated successfully: an HS256 JWT whose only claim is exp = now + 900 s", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const answer = await call<{ token: string }>(app, "POST", "/token", {
+      body: { username: TEST_USERNAME, password: TEST_PASSWORD },
+    });
+    const after = Math.floor(Date.now() / 1000);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, {
+      status: 200,
+      message: Messages.tokenGenerated,
+      data: { token: answer.body.data?.token },
+    });
+    const [header, payload] = (answer.body.data?.token ?? "")
+      .split(".")
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
+    assert.deepEqual(header, { alg: "HS256", typ: "JWT" });
+    assert.deepEqual(Object.keys(payload), ["exp"]);
+    assert.ok(payload.exp >= before + 900 && payload.exp <= after + 900, `exp ${payload.exp}`);
+  });
+
+  const invalidLogins: [string, string][] = [
+    ["malformed JSON", "{"],
+    ["empty body", ""],
+    ["array", "[]"],
+    ["missing password", JSON.stringify({ username: TEST_USERNAME })],
+    ["missing username", JSON.stringify({ password: TEST_PASSWORD })],
+    ["numeric password", JSON.stringify({ username: TEST_USERNAME, password: 1234 })],
+    ["null username", JSON.stringify({ username: null, password: TEST_PASSWORD })],
+    ["__proto__ key", `{"username":"a","password":"b","__proto__":{"x":1}}`],
+  ];
+  for (const [why, payload] of invalidLogins) {
+    test(`400 Invalid request payload: ${why}`, async () => {
+      const answer = await call(app, "POST", "/token", { payload });
+      assert.equal(answer.status, 400);
+      assert.deepEqual(answer.body, {
+        status: 400,
+        message: Messages.invalidRequestPayload,
+        data: null,
+      });
+    });
+  }
+
+  for (const [why, username, password] of [
+    ["wrong password", TEST_USERNAME, "wrong"],
+    ["wrong username", "someone", TEST_PASSWORD],
+    ["both wrong", "someone", "wrong"],
+    ["empty strings", "", ""],
+    ["password with a prefix of the right one", TEST_USERNAME, TEST_PASSWORD.slice(0, 5)],
+  ] as const) {
+    test(`401 Invalid credentials: ${why}`, async () => {
+      const answer = await call(app, "POST", "/token", {
+        body: { username, password },
+        remoteAddress: `10.0.0.${why.length}`,
+      });
+      assert.deepEqual(answer.body, {
+        status: 401,
+        message: Messages.invalidCredentials,
+        data: null,
+      });
+    });
+  }
+
+  test("500 Could not generate token when signing fails", async () => {
+    const failing = await buildTestApp({
+      tokens: {
+        issue: () => {
+          throw new Error("signing key unavailable");
+        },
+        verify: () => false,
+      },
+    });
+    const answer = await call(failing, "POST", "/token", {
+      body: { username: TEST_USERNAME, password: TEST_PASSWORD },
+    });
+    await failing.close();
+    assert.deepEqual(answer.body, { status: 500, message: Messages.tokenNotGenerated, data: null });
+  });
+});
+
+describe("failed logins are limited per client", () => {
+  test("past the limit: 429 Too many requests with Retry-After, even for the right password; other clients and book routes unaffected; allowed again after the window", async () => {
+    let now = 1_000_000;
+    const limiter = createMemoryLoginLimiter(3, 60, () => now);
+    const app = await buildTestApp({ limiter });
+    const good = { username: TEST_USERNAME, password: TEST_PASSWORD };
+    const bad = { username: TEST_USERNAME, password: "guess" };
+    const attacker = "203.0.113.7";
+    const token = await tokenFor(app);
+
+    for (let i = 0; i < 3; i++) {
+      const answer = await call(app, "POST", "/token", { body: bad, remoteAddress: attacker });
+      assert.equal(answer.status, 401);
+    }
+    for (const body of [bad, good]) {
+      const answer = await call(app, "POST", "/token", { body, remoteAddress: attacker });
+      assert.deepEqual(answer.body, { status: 429, message: Messages.tooManyRequests, data: null });
+      assert.equal(answer.headers["retry-after"], "60");
+    }
+    now += 30_000;
+    const later = await call(app, "POST", "/token", { body: good, remoteAddress: attacker });
+    assert.equal(later.headers["retry-after"], "30");
+
+    const other = await call(app, "POST", "/token", { body: good, remoteAddress: "198.51.100.1" });
+    assert.equal(other.status, 200);
+    const books = await call(app, "GET", "/books", { token, remoteAddress: attacker });
+    assert.equal(books.status, 200);
+
+    now += 30_000;
+    const again = await call(app, "POST", "/token", { body: good, remoteAddress: attacker });
+    assert.equal(again.status, 200);
+    await app.close();
+  });
+
+  test("the default limit is 10 failures a minute", async () => {
+    const app = await buildTestApp();
+    const bad = { username: TEST_USERNAME, password: "guess" };
+    const statuses = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push(
+        (await call(app, "POST", "/token", { body: bad, remoteAddress: "192.0.2.9" })).status,
+      );
+    }
+    assert.deepEqual(statuses, [...Array(10).fill(401), 429]);
+    await app.close();
+  });
+});
+
+describe("tokens on book routes", () => {
+  let app: App;
+  let valid: string;
+  before(async () => {
+    app = await buildTestApp();
+    valid = await tokenFor(app);
+  });
+  after(() => app.close());
+
+  const books = (authorization: string | undefined) =>
+    call(app, "GET", "/books", authorization === undefined ? {} : { token: authorization });
+
+  test("the bare token is accepted, as specified", async () => {
+    assert.equal((await books(valid)).status, 200);
+  });
+
+  test("`Bearer <token>` is accepted, the scheme in any case", async () => {
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+      assert.equal((await books(`${scheme} ${valid}`)).status, 200, scheme);
+    }
+  });
+
+  for (const [why, header] of [
+    ["absent", undefined],
+    ["empty", ""],
+    ["only whitespace", "   "],
+  ] as const) {
+    test(`401 Authorization token required: header ${why}`, async () => {
+      const answer = await books(header);
+      assert.deepEqual(answer.body, { status: 401, message: Messages.tokenRequired, data: null });
+    });
+  }
+
+  test("HS384 and HS512 signed with the secret are accepted (the HMAC family)", async () => {
+    const exp = inFuture();
+    assert.equal(
+      (await books(forge({ alg: "HS384", typ: "JWT" }, { exp }, { hash: "sha384" }))).status,
+      200,
+    );
+    assert.equal(
+      (await books(forge({ alg: "HS512", typ: "JWT" }, { exp }, { hash: "sha512" }))).status,
+      200,
+    );
+  });
+
+  test("a fractional exp, an extra kid or a missing typ are accepted", async () => {
+    assert.equal((await books(forge(HS256, { exp: inFuture() + 0.5 }))).status, 200);
+    assert.equal((await books(forge({ ...HS256, kid: "k1" }, { exp: inFuture() }))).status, 200);
+    assert.equal((await books(forge({ alg: "HS256" }, { exp: inFuture() }))).status, 200);
+  });
+
+  const now = () => Math.floor(Date.now() / 1000);
+  const invalid: [string, () => string][] = [
+    ["alg none, unsigned", () => `${b64({ alg: "none" })}.${b64({ exp: inFuture() })}.`],
+    ["alg None, signed", () => forge({ alg: "None" }, { exp: inFuture() })],
+    ["alg hs256 in lower case", () => forge({ alg: "hs256" }, { exp: inFuture() })],
+    ["alg RS256", () => forge({ alg: "RS256" }, { exp: inFuture() })],
+    ["alg missing", () => forge({ typ: "JWT" }, { exp: inFuture() })],
+    [
+      "signed with another secret",
+      () => forge(HS256, { exp: inFuture() }, { secret: "x".repeat(40) }),
+    ],
+    ["signed with an empty secret", () => forge(HS256, { exp: inFuture() }, { secret: "" })],
+    [
+      "payload changed after signing",
+      () => {
+        const [h, , s] = forge(HS256, { exp: inFuture() }).split(".");
+        return `${h}.${b64({ exp: inFuture() + 1000 })}.${s}`;
+      },
+    ],
+    [
+      "signature empty",
+      () => `${forge(HS256, { exp: inFuture() }).split(".").slice(0, 2).join(".")}.`,
+    ],
+    ["signature truncated", () => forge(HS256, { exp: inFuture() }).slice(0, -2)],
+    ["exp missing", () => forge(HS256, {})],
+    ["exp in the past", () => forge(HS256, { exp: now() - 1 })],
+    ["exp now", () => forge(HS256, { exp: now() })],
+    ["exp 0", () => forge(HS256, { exp: 0 })],
+    ["exp negative", () => forge(HS256, { exp: -5 })],
+    ["exp a string", () => forge(HS256, { exp: String(inFuture()) })],
+    ["exp null", () => forge(HS256, { exp: null })],
+    ["exp 1e400", () => forge(HS256, `{"exp":1e400}`)],
+    ["nbf in the future", () => forge(HS256, { exp: inFuture(), nbf: inFuture() })],
+    ["a crit header", () => forge({ ...HS256, crit: ["exp"] }, { exp: inFuture() })],
+    ["header not a JSON object", () => forge(["HS256"], { exp: inFuture() })],
+    ["payload not a JSON object", () => forge(HS256, [inFuture()])],
+    ["payload not JSON", () => forge(HS256, "exp")],
+    [
+      "padded base64",
+      () => {
+        const [h, p, s] = forge(HS256, { exp: inFuture() }).split(".");
+        return `${h}==.${p}.${s}`;
+      },
+    ],
+    [
+      "standard base64 characters",
+      () => `${forge(HS256, { exp: inFuture() }).replace(/-/g, "+").replace(/_/g, "/")}+/`,
+    ],
+    ["two segments", () => forge(HS256, { exp: inFuture() }).split(".").slice(0, 2).join(".")],
+    ["four segments", () => `${forge(HS256, { exp: inFuture() })}.AAAA`],
+    ["whitespace inside", () => forge(HS256, { exp: inFuture() }).replace(".", ". ")],
+    ["over 8 KiB", () => forge(HS256, { exp: inFuture(), pad: "x".repeat(8 * 1024) })],
+  ];
+  for (const [why, make] of invalid) {
+    test(`401 Invalid token: ${why}`, async () => {
+      const answer = await books(make());
+      assert.deepEqual(answer.body, { status: 401, message: Messages.invalidToken, data: null });
+    });
+  }
+
+  test("401 Invalid token for a signature with a changed last character that decodes alike", async () => {
+    // The last base64url character of a 32-byte HMAC carries two unused bits; changing only
+    // those is a second spelling of the same bytes, which strict base64url refuses.
+    const token = forge(HS256, { exp: inFuture() });
+    const last = token.at(-1) as string;
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const twin = alphabet[alphabet.indexOf(last) ^ 1] as string;
+    assert.equal(
+      Buffer.from(token.split(".")[2] as string, "base64url").toString("hex"),
+      Buffer.from(`${token.split(".")[2]?.slice(0, -1)}${twin}`, "base64url").toString("hex"),
+    );
+    assert.equal((await books(`${token.slice(0, -1)}${twin}`)).status, 401);
+    assert.equal((await books(token)).status, 200);
+  });
+
+  test("the original token still works after every refused one", async () => {
+    assert.equal((await books(valid)).status, 200);
+  });
+});

@@ -1,0 +1,148 @@
+// decisions.md "Credentials and secrets" and "DB_URL": what loadConfig accepts and refuses.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConfigError, describeDb, loadConfig } from "../src/config.js";
+
+const SECRET = "s".repeat(32);
+const PRODUCTION = {
+  NODE_ENV: "production",
+  AUTH_USERNAME: "librarian",
+  AUTH_PASSWORD: "long and unguessable",
+  SECRET_TOKEN: SECRET,
+  DB_URL: "postgres://app:pw@db.internal:5432/books",
+};
+
+function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.problems;
+  }
+  assert.fail("the configuration was accepted");
+}
+
+describe("defaults outside production", () => {
+  test("admin/password, a random 32-byte secret, sqlite:./data/books.db, 0.0.0.0:8080, with warnings", () => {
+    const config = loadConfig({});
+    assert.equal(config.username, "admin");
+    assert.equal(config.password, "password");
+    assert.equal(Buffer.from(config.secret, "base64url").length, 32);
+    assert.notEqual(loadConfig({}).secret, config.secret);
+    assert.deepEqual(config.db, { kind: "sqlite", path: "./data/books.db" });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, "0.0.0.0");
+    assert.equal(config.bodyLimit, 64 * 1024);
+    assert.equal(config.loginMaxFailures, 10);
+    assert.equal(config.loginWindowSeconds, 60);
+    assert.equal(config.shutdownTimeoutMs, 10_000);
+    assert.equal(config.warnings.length, 2);
+    assert.match(config.warnings.join(" "), /AUTH_USERNAME and AUTH_PASSWORD/);
+    assert.match(config.warnings.join(" "), /SECRET_TOKEN/);
+  });
+
+  test("no warning once credentials and secret are set", () => {
+    const config = loadConfig({ AUTH_USERNAME: "a", AUTH_PASSWORD: "b", SECRET_TOKEN: SECRET });
+    assert.deepEqual(config.warnings, []);
+  });
+
+  test("PORT and HOST are read", () => {
+    const config = loadConfig({ PORT: "9090", HOST: "127.0.0.1" });
+    assert.equal(config.port, 9090);
+    assert.equal(config.host, "127.0.0.1");
+  });
+
+  test("the config is frozen", () => {
+    assert.ok(Object.isFrozen(loadConfig({})));
+  });
+});
+
+describe("production", () => {
+  test("a complete production environment is accepted", () => {
+    const config = loadConfig(PRODUCTION);
+    assert.equal(config.production, true);
+    assert.deepEqual(config.warnings, []);
+  });
+
+  test("AUTH_USERNAME, AUTH_PASSWORD, SECRET_TOKEN and DB_URL are required, all listed at once", () => {
+    const problems = problemsOf({ NODE_ENV: "production" });
+    for (const name of ["AUTH_USERNAME", "AUTH_PASSWORD", "SECRET_TOKEN", "DB_URL"]) {
+      assert.ok(
+        problems.some((p) => p.startsWith(`${name} is required`)),
+        `${name} in ${problems}`,
+      );
+    }
+  });
+
+  test("an empty variable counts as missing", () => {
+    assert.deepEqual(problemsOf({ ...PRODUCTION, AUTH_PASSWORD: "" }), [
+      "AUTH_PASSWORD is required when NODE_ENV=production",
+    ]);
+  });
+
+  test("SECRET_TOKEN shorter than 32 bytes is refused, without echoing it", () => {
+    const problems = problemsOf({ ...PRODUCTION, SECRET_TOKEN: "short-secret-value" });
+    assert.deepEqual(problems, ["SECRET_TOKEN must be at least 32 bytes long"]);
+  });
+
+  test("32 bytes means bytes: 16 two-byte characters are enough", () => {
+    assert.ok(loadConfig({ ...PRODUCTION, SECRET_TOKEN: "é".repeat(16) }));
+  });
+});
+
+describe("DB_URL forms", () => {
+  const forms: [string, object][] = [
+    ["sqlite:./data/x.db", { kind: "sqlite", path: "./data/x.db" }],
+    ["sqlite://./data/x.db", { kind: "sqlite", path: "./data/x.db" }],
+    ["sqlite:///var/lib/books.db", { kind: "sqlite", path: "/var/lib/books.db" }],
+    ["file:books.db", { kind: "sqlite", path: "books.db" }],
+    ["file:///srv/books.db", { kind: "sqlite", path: "/srv/books.db" }],
+    ["sqlite::memory:", { kind: "sqlite", path: ":memory:" }],
+    ["postgres://u:p@h:5432/d", { kind: "postgres", url: "postgres://u:p@h:5432/d" }],
+    ["postgresql://h/d", { kind: "postgres", url: "postgresql://h/d" }],
+  ];
+  for (const [url, db] of forms) {
+    test(`${url} is accepted`, () => {
+      assert.deepEqual(loadConfig({ DB_URL: url }).db, db);
+    });
+  }
+
+  for (const url of ["mysql://root:topsecret@db/books", "books.db", "http://x", "sqlite:"]) {
+    test(`${url} is refused with the supported forms listed, and no password`, () => {
+      const [problem] = problemsOf({ DB_URL: url });
+      assert.match(
+        problem ?? "",
+        /sqlite:<path>, sqlite:\/\/<path>, file:<path>, sqlite::memory:, postgres:\/\/…, postgresql:\/\/…/,
+      );
+      assert.ok(!problem?.includes("topsecret"));
+    });
+  }
+
+  test("describeDb names the host and database, never the password", () => {
+    const config = loadConfig({
+      DB_URL: "postgres://app:s3cr%40t@db.internal:6543/books?sslmode=require",
+    });
+    assert.equal(describeDb(config.db), "postgres://app@db.internal:6543/books");
+  });
+});
+
+describe("numbers", () => {
+  for (const [name, value] of [
+    ["PORT", "http"],
+    ["PORT", "70000"],
+    ["PORT", "-1"],
+    ["BODY_LIMIT_BYTES", "1.5"],
+    ["LOGIN_MAX_FAILURES", "0"],
+    ["PG_POOL_SIZE", "many"],
+  ] as const) {
+    test(`${name}=${value} is refused, naming the variable`, () => {
+      const problems = problemsOf({ [name]: value });
+      assert.equal(problems.length, 1);
+      assert.match(problems[0] ?? "", new RegExp(`^${name} must be a whole number`));
+    });
+  }
+
+  test("LOG_LEVEL must be a pino level", () => {
+    assert.match(problemsOf({ LOG_LEVEL: "loud" })[0] ?? "", /^LOG_LEVEL must be one of/);
+  });
+});

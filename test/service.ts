@@ -1,0 +1,69 @@
+// Runs the real `npm start` as a child process, as an operator would.
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface Service {
+  url: string;
+  process: ChildProcess;
+  output: () => string;
+  /** Sends the signal to `npm start` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+function spawnNpmStart(env: Record<string, string>) {
+  const child = spawn("npm", ["start"], {
+    cwd: ROOT,
+    // Only what npm needs from this environment, so no setting leaks in from the test run.
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => resolve(code)),
+  );
+  return { child, output: () => output, exited };
+}
+
+/** `npm start` with the environment given; resolves once it listens. */
+export async function startService(env: Record<string, string>): Promise<Service> {
+  const { child, output, exited } = spawnNpmStart(env);
+  const deadline = Date.now() + 30_000;
+  let url: string | undefined;
+  while (url === undefined) {
+    url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1];
+    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output()}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`npm start did not listen within 30 s:\n${output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    process: child,
+    output,
+    stop: async (signal = "SIGTERM") => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** `npm start` that is expected to fail: its exit code, output and time taken. */
+export async function startExpectingFailure(env: Record<string, string>, timeoutMs = 30_000) {
+  const started = Date.now();
+  const { child, output, exited } = spawnNpmStart(env);
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: output(), ms: Date.now() - started };
+}

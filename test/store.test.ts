@@ -1,0 +1,206 @@
+// One BookStore suite, run on SQLite and on PostgreSQL.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import Database from "better-sqlite3";
+import postgres from "postgres";
+import { LATEST_VERSION } from "../src/store/migrations.js";
+import { openStore } from "../src/store/open.js";
+import { openSqliteStore } from "../src/store/sqlite.js";
+import { type BookStore, StoreOpenError } from "../src/store/store.js";
+import { freshPostgresSchema, type OpenedStore, storesUnderTest } from "./helpers.js";
+
+const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
+const kinds = await storesUnderTest();
+const postgresKind = kinds.find((k) => k.name === "postgres");
+
+for (const kind of kinds) {
+  describe(`BookStore on ${kind.name}`, { skip: kind.skip }, () => {
+    let opened: OpenedStore;
+    let store: BookStore;
+    before(async () => {
+      opened = await kind.open();
+      store = opened.store;
+    });
+    after(() => opened?.dispose());
+
+    test("create returns the book with a positive integer id, as a JavaScript number", async () => {
+      const book = await store.create(DUNE);
+      assert.equal(typeof book.id, "number");
+      assert.ok(Number.isSafeInteger(book.id) && book.id > 0);
+      assert.deepEqual(book, { id: book.id, ...DUNE });
+    });
+
+    test("get returns what create stored, and undefined for an absent id", async () => {
+      const book = await store.create(DUNE);
+      assert.deepEqual(await store.get(book.id), book);
+      assert.equal(await store.get(Number.MAX_SAFE_INTEGER), undefined);
+    });
+
+    test("ids increase and a deleted id is never reused", async () => {
+      const a = await store.create(DUNE);
+      const b = await store.create(DUNE);
+      assert.ok(b.id > a.id);
+      assert.equal(await store.remove(b.id), true);
+      const c = await store.create(DUNE);
+      assert.ok(c.id > b.id);
+    });
+
+    test("update applies only the present fields and returns the stored record", async () => {
+      const book = await store.create(DUNE);
+      assert.deepEqual(await store.update(book.id, { year: 1966 }), { ...book, year: 1966 });
+      assert.deepEqual(await store.update(book.id, { title: "Dune (rev.)" }), {
+        ...book,
+        title: "Dune (rev.)",
+        year: 1966,
+      });
+      assert.deepEqual(await store.update(book.id, {}), {
+        ...book,
+        title: "Dune (rev.)",
+        year: 1966,
+      });
+      assert.deepEqual(await store.get(book.id), { ...book, title: "Dune (rev.)", year: 1966 });
+    });
+
+    test("update and remove of an absent id report it and change nothing", async () => {
+      const before = await store.list(0, 10_000);
+      assert.equal(await store.update(Number.MAX_SAFE_INTEGER, { year: 1 }), undefined);
+      assert.equal(await store.remove(Number.MAX_SAFE_INTEGER), false);
+      assert.deepEqual(await store.list(0, 10_000), before);
+    });
+
+    test("remove deletes exactly one book", async () => {
+      const keep = await store.create(DUNE);
+      const gone = await store.create(DUNE);
+      assert.equal(await store.remove(gone.id), true);
+      assert.equal(await store.get(gone.id), undefined);
+      assert.deepEqual(await store.get(keep.id), keep);
+      assert.equal(await store.remove(gone.id), false);
+    });
+
+    test("list pages in id order: after an id, at most limit books", async () => {
+      const created = [];
+      for (let i = 0; i < 7; i++) created.push(await store.create({ ...DUNE, year: 2000 + i }));
+      const first = created[0]?.id as number;
+      const page = await store.list(first, 3);
+      assert.deepEqual(page, created.slice(1, 4));
+      const all = await store.list(0, 100_000);
+      assert.deepEqual(
+        all.map((b) => b.id),
+        [...all.map((b) => b.id)].sort((x, y) => x - y),
+      );
+      assert.deepEqual(await store.list(created[6]?.id as number, 10), []);
+    });
+
+    test("text survives exactly: quotes, SQL, scripts, emoji, years at both bounds", async () => {
+      for (const book of [
+        { title: "Robert'); DROP TABLE books;--", author: 'O"Brien', year: -9999 },
+        { title: "百年孤独 — 🦋 Ñ", author: "Gabriel García Márquez", year: 9999 },
+        { title: "t".repeat(500), author: "a".repeat(300), year: 0 },
+      ]) {
+        const created = await store.create(book);
+        assert.deepEqual(await store.get(created.id), created);
+        assert.deepEqual(created, { id: created.id, ...book });
+      }
+    });
+
+    test("ping resolves while the store is reachable", async () => {
+      await store.ping();
+    });
+  });
+}
+
+describe("opening a store", () => {
+  test("SQLite: the folder is created, and data is still there after reopening", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "nested", "books.db");
+    const first = openSqliteStore(path);
+    const book = await first.create(DUNE);
+    await first.close();
+    const second = openSqliteStore(path);
+    assert.deepEqual(await second.get(book.id), book);
+    await second.close();
+    const db = new Database(path);
+    assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
+    assert.deepEqual(db.prepare("SELECT version FROM schema_migrations").all(), [
+      { version: LATEST_VERSION },
+    ]);
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a file that is not a database fails with StoreOpenError", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "notes.txt");
+    writeFileSync(path, "this is not a database, just some text that is long enough ".repeat(20));
+    assert.throws(() => openSqliteStore(path), StoreOpenError);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a schema newer than this build fails with StoreOpenError", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    await openSqliteStore(path).close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(LATEST_VERSION + 1);
+    db.close();
+    assert.throws(() => openSqliteStore(path), /newer than this build/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe("PostgreSQL", { skip: postgresKind?.skip ?? "no PostgreSQL" }, () => {
+    test("instances starting at once migrate once (advisory lock), and all serve", async () => {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      const stores = await Promise.all(
+        Array.from({ length: 4 }, () => openStore({ db, pgPoolSize: 1 })),
+      );
+      const created = await Promise.all(stores.map((s) => s.create(DUNE)));
+      assert.equal(new Set(created.map((b) => b.id)).size, 4);
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      const versions = await sql`SELECT version FROM schema_migrations`;
+      assert.deepEqual(
+        versions.map((row) => row.version),
+        [LATEST_VERSION],
+      );
+      await sql.end();
+      await Promise.all(stores.map((s) => s.close()));
+      await schema.drop();
+    });
+
+    test("a schema newer than this build fails with StoreOpenError", async () => {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      await (await openStore({ db, pgPoolSize: 1 })).close();
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`INSERT INTO schema_migrations (version) VALUES (${LATEST_VERSION + 1})`;
+      await sql.end();
+      await assert.rejects(openStore({ db, pgPoolSize: 1 }), (error: Error) => {
+        assert.ok(error instanceof StoreOpenError);
+        assert.match(error.message, /cannot prepare the PostgreSQL schema/);
+        return true;
+      });
+      await schema.drop();
+    });
+
+    test("an unreachable server fails fast, naming the host and never the password", async () => {
+      const db = {
+        kind: "postgres",
+        url: "postgres://postgres:hunter2secret@127.0.0.1:1/test",
+      } as const;
+      const started = Date.now();
+      await assert.rejects(openStore({ db, pgPoolSize: 1 }), (error: Error) => {
+        assert.ok(error instanceof StoreOpenError);
+        assert.match(
+          error.message,
+          /cannot reach PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/test/,
+        );
+        assert.ok(!error.message.includes("hunter2secret"));
+        return true;
+      });
+      assert.ok(Date.now() - started < 10_000);
+    });
+  });
+});
