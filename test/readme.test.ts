@@ -39,6 +39,13 @@ test("the README walk-through works as written on a fresh database", async () =>
     const script = commands.replaceAll("http://localhost:8080", `http://localhost:${port}`);
     const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script]);
     assert.equal(stdout, expected);
+    // Started on the defaults, it said which variables to set.
+    const warnings = service
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"level":40'));
+    assert.equal(warnings.filter((line) => /AUTH_USERNAME and AUTH_PASSWORD/.test(line)).length, 1);
+    assert.equal(warnings.filter((line) => /SECRET_TOKEN is not set/.test(line)).length, 1);
   } finally {
     assert.equal(await service.stop(), 0);
     rmSync(dir, { recursive: true, force: true });
