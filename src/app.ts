@@ -6,7 +6,9 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from "fastify";
+import pino from "pino";
 import secureJson from "secure-json-parse";
+import { createAccessLog } from "./access-log.js";
 import { createCredentialCheck } from "./auth/credentials.js";
 import { createMemoryLoginLimiter, type LoginLimiter } from "./auth/login-limiter.js";
 import { authRoutes } from "./auth/routes.js";
@@ -59,14 +61,20 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   const { config, store } = deps;
   let shuttingDown = false;
 
+  // Asynchronous writes: lines that arrive while a write is in flight go out together, so a
+  // busy server makes one write per batch rather than per request. pino flushes at exit.
+  const logDestination = deps.logStream ?? pino.destination({ dest: 1, sync: false });
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" },
-      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      stream: logDestination,
     },
     // One line per request is written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request (measured: a tenth of GET throughput); lines that concern a
+    // request name its reqId themselves.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: false,
@@ -94,20 +102,19 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     }
   });
 
-  app.addHook("onRequest", async (_request, reply) => {
+  // Callback hooks, not async ones: no promise per request on the hot path.
+  app.addHook("onRequest", (_request, reply, done) => {
     if (shuttingDown) reply.header("connection", "close");
+    done();
   });
-  app.addHook("onResponse", async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        statusCode: reply.statusCode,
-        responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      "request",
-    );
-  });
+  const { values } = pino.levels;
+  if ((values[config.logLevel] ?? Number.POSITIVE_INFINITY) <= (values.info as number)) {
+    const logRequest = createAccessLog(logDestination);
+    app.addHook("onResponse", (request, reply, done) => {
+      logRequest(request, reply);
+      done();
+    });
+  }
 
   const allowedMethods = trackRouteMethods(app);
   app.setErrorHandler(handleError);
@@ -150,12 +157,12 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
     return respond(reply, 413, Messages.payloadTooLarge);
   }
   if (error instanceof StoreUnavailableError) {
-    request.log.warn({ err: error.cause ?? error }, "store unavailable");
+    request.log.warn({ reqId: request.id, err: error.cause ?? error }, "store unavailable");
     return respond(reply, 503, Messages.serviceUnavailable);
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return respond(reply, 400, invalidBody ?? Messages.badRequest);
-  request.log.error({ err: error }, "unexpected failure");
+  request.log.error({ reqId: request.id, err: error }, "unexpected failure");
   return respond(reply, 500, Messages.internalError);
 }
 

@@ -294,6 +294,18 @@ describe("tokens on book routes", () => {
     assert.equal((await books(token)).status, 200);
   });
 
+  test("a token accepted once is refused after its exp, though it was remembered", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 1;
+    const token = forge(HS256, { exp });
+    assert.equal((await books(token)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 20));
+    assert.deepEqual((await books(token)).body, {
+      status: 401,
+      message: Messages.invalidToken,
+      data: null,
+    });
+  });
+
   test("the original token still works after every refused one", async () => {
     assert.equal((await books(valid)).status, 200);
   });

@@ -6,13 +6,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import postgres from "postgres";
+import type { Book } from "../src/books/book.js";
 import { LATEST_VERSION } from "../src/store/migrations.js";
 import { openStore } from "../src/store/open.js";
 import { openSqliteStore } from "../src/store/sqlite.js";
-import { type BookStore, StoreOpenError } from "../src/store/store.js";
+import { type BookPage, type BookStore, StoreOpenError } from "../src/store/store.js";
 import { freshPostgresSchema, type OpenedStore, storesUnderTest } from "./helpers.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
+const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
 const kinds = await storesUnderTest();
 const postgresKind = kinds.find((k) => k.name === "postgres");
 
@@ -80,18 +82,32 @@ for (const kind of kinds) {
       assert.equal(await store.remove(gone.id), false);
     });
 
-    test("list pages in id order: after an id, at most limit books", async () => {
+    test("list pages in id order: after an id, at most limit books, as compact JSON", async () => {
       const created = [];
       for (let i = 0; i < 7; i++) created.push(await store.create({ ...DUNE, year: 2000 + i }));
       const first = created[0]?.id as number;
       const page = await store.list(first, 3);
-      assert.deepEqual(page, created.slice(1, 4));
-      const all = await store.list(0, 100_000);
-      assert.deepEqual(
-        all.map((b) => b.id),
-        [...all.map((b) => b.id)].sort((x, y) => x - y),
+      assert.deepEqual(booksOf(page), created.slice(1, 4));
+      assert.equal(page.count, 3);
+      assert.equal(page.lastId, created[3]?.id);
+      assert.equal(
+        page.json,
+        created
+          .slice(1, 4)
+          .map((b) => JSON.stringify(b))
+          .join(","),
       );
-      assert.deepEqual(await store.list(created[6]?.id as number, 10), []);
+      const all = booksOf(await store.list(0, 100_000));
+      const ids = all.map((b) => b.id);
+      assert.deepEqual(
+        ids,
+        [...ids].sort((x, y) => x - y),
+      );
+      assert.deepEqual(await store.list(created[6]?.id as number, 10), {
+        json: "",
+        count: 0,
+        lastId: 0,
+      });
     });
 
     test("text survives exactly: quotes, SQL, scripts, emoji, years at both bounds", async () => {
@@ -103,7 +119,26 @@ for (const kind of kinds) {
         const created = await store.create(book);
         assert.deepEqual(await store.get(created.id), created);
         assert.deepEqual(created, { id: created.id, ...book });
+        assert.deepEqual(booksOf(await store.list(created.id - 1, 1)), [created]);
       }
+    });
+
+    test("concurrent writes (one group commit) each get their own result and all persist", async () => {
+      const keep = await store.create(DUNE);
+      const gone = await store.create(DUNE);
+      const [created, updated, removed, missing] = await Promise.all([
+        Promise.all(Array.from({ length: 200 }, (_, i) => store.create({ ...DUNE, year: i }))),
+        store.update(keep.id, { title: "Kept" }),
+        store.remove(gone.id),
+        store.update(Number.MAX_SAFE_INTEGER, { year: 1 }),
+      ]);
+      assert.equal(new Set(created.map((b) => b.id)).size, 200);
+      created.forEach((book, i) => assert.equal(book.year, i));
+      for (const book of created) assert.deepEqual(await store.get(book.id), book);
+      assert.deepEqual(updated, { ...keep, title: "Kept" });
+      assert.equal(removed, true);
+      assert.equal(missing, undefined);
+      assert.equal(await store.get(gone.id), undefined);
     });
 
     test("ping resolves while the store is reachable", async () => {

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { onRequestHookHandler } from "fastify";
 import { Messages, respond } from "../envelope.js";
 import type { TokenService } from "./tokens.js";
 
@@ -8,11 +8,11 @@ const BEARER = /^bearer\s+/i;
  * An onRequest hook: a book route runs only with a valid token, checked before the body is
  * read or the id looked at. The header holds the bare token or `Bearer <token>`.
  */
-export function requireToken(tokens: TokenService) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+export function requireToken(tokens: TokenService): onRequestHookHandler {
+  return (request, reply, done) => {
     const header = request.headers.authorization?.trim() ?? "";
-    if (header === "") return respond(reply, 401, Messages.tokenRequired);
-    if (!tokens.verify(header.replace(BEARER, "")))
-      return respond(reply, 401, Messages.invalidToken);
+    if (header === "") respond(reply, 401, Messages.tokenRequired);
+    else if (!tokens.verify(header.replace(BEARER, ""))) respond(reply, 401, Messages.invalidToken);
+    else done();
   };
 }

@@ -58,7 +58,7 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       try {
         token = tokens.issue();
       } catch (error) {
-        request.log.error({ err: error }, "token signing failed");
+        request.log.error({ reqId: request.id, err: error }, "token signing failed");
         return respond(reply, 500, Messages.tokenNotGenerated);
       }
       return respond(reply, 200, Messages.tokenGenerated, { token });

@@ -3,9 +3,8 @@ import type { FastifyInstance } from "fastify";
 import { requireToken } from "../auth/require-token.js";
 import type { TokenService } from "../auth/tokens.js";
 import { envelopeSchema, errorEnvelopeSchema, Messages, respond } from "../envelope.js";
-import type { BookStore } from "../store/store.js";
+import type { BookPage, BookStore } from "../store/store.js";
 import {
-  type Book,
   type BookChanges,
   bookChangesSchema,
   bookSchema,
@@ -120,16 +119,15 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
  * The GET /books envelope, written page by page: memory holds one page whatever the size of
  * the catalogue, and the next page is read only when the client has taken the last one.
  */
-async function* listingChunks(store: BookStore, first: Book[]): AsyncGenerator<string> {
+async function* listingChunks(store: BookStore, first: BookPage): AsyncGenerator<string> {
   yield `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
   let page = first;
   let separator = "";
-  while (page.length > 0) {
-    // Books hold only id, title, author and year, so JSON.stringify of the page is exact.
-    yield separator + JSON.stringify(page).slice(1, -1);
+  while (page.count > 0) {
+    yield separator + page.json;
     separator = ",";
-    const last = page[page.length - 1] as Book;
-    page = page.length < LIST_PAGE_SIZE ? [] : await store.list(last.id, LIST_PAGE_SIZE);
+    if (page.count < LIST_PAGE_SIZE) break;
+    page = await store.list(page.lastId, LIST_PAGE_SIZE);
   }
   yield "]}";
 }

@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 import { pendingMigrations } from "./migrations.js";
-import { type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
+import { type BookPage, type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
 
 export interface PostgresOptions {
   poolSize: number;
@@ -78,10 +78,13 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       }),
     list: (after, limit) =>
       run(async () => {
-        const rows = await sql<Book[]>`SELECT id, title, author, year FROM books
-          WHERE id > ${after} ORDER BY id LIMIT ${limit}`;
-        // A plain array, as from every store: postgres.js adds count, command and columns.
-        return [...rows];
+        // row_to_json writes compact JSON, as the SQLite store and the serializer do.
+        const [page] = await sql<BookPage[]>`SELECT
+            coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
+            count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId"
+          FROM (SELECT id, title, author, year FROM books
+                WHERE id > ${after} ORDER BY id LIMIT ${limit}) b`;
+        return page as BookPage;
       }),
     create: (book: NewBook) =>
       run(async () => {

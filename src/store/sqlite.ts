@@ -3,9 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 import { pendingMigrations } from "./migrations.js";
-import { type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
-
-const COLUMNS = "id, title, author, year";
+import { type BookPage, type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
 
 // Lock contention past busy_timeout (SQLITE_BUSY, SQLITE_LOCKED and their extended codes) is a
 // passing condition, not a server fault.
@@ -18,8 +16,8 @@ function translate(error: unknown): unknown {
     : error;
 }
 
-/** Runs a store operation, turning lock timeouts into StoreUnavailableError. */
-function run<T>(operation: () => T): Promise<T> {
+/** Runs a read, turning lock timeouts into StoreUnavailableError. */
+function read<T>(operation: () => T): Promise<T> {
   try {
     return Promise.resolve(operation());
   } catch (error) {
@@ -27,9 +25,20 @@ function run<T>(operation: () => T): Promise<T> {
   }
 }
 
+interface PendingWrite {
+  apply: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Opens (creating when absent) the SQLite database at `path`, or in memory for ":memory:",
  * and brings its schema up to date.
+ *
+ * Writes are group-committed: those that arrive while the event loop is busy are applied in
+ * one transaction, so they share one fsync, and each resolves only after that commit.
+ * Statements never use RETURNING: SQLite runs its WAL auto-checkpoint only when a statement
+ * steps to completion, so RETURNING writes let the WAL grow without bound.
  */
 export function openSqliteStore(path: string): BookStore {
   let db: Database.Database;
@@ -48,32 +57,75 @@ export function openSqliteStore(path: string): BookStore {
     );
   }
 
-  const getStmt = db.prepare<[number], Book>(`SELECT ${COLUMNS} FROM books WHERE id = ?`);
-  const listStmt = db.prepare<[number, number], Book>(
-    `SELECT ${COLUMNS} FROM books WHERE id > ? ORDER BY id LIMIT ?`,
+  const getStmt = db.prepare<[number], Book>(
+    "SELECT id, title, author, year FROM books WHERE id = ?",
   );
-  const createStmt = db.prepare<[string, string, number], Book>(
-    `INSERT INTO books (title, author, year) VALUES (?, ?, ?) RETURNING ${COLUMNS}`,
+  const listStmt = db.prepare<[number, number], BookPage>(
+    `SELECT coalesce(group_concat(json, ',' ORDER BY id), '') AS json, count(*) AS count,
+       coalesce(max(id), 0) AS lastId
+     FROM (SELECT id, json_object('id', id, 'title', title, 'author', author, 'year', year) AS json
+           FROM books WHERE id > ? ORDER BY id LIMIT ?)`,
   );
-  const updateStmt = db.prepare<[string | null, string | null, number | null, number], Book>(
+  const insertStmt = db.prepare<[string, string, number]>(
+    "INSERT INTO books (title, author, year) VALUES (?, ?, ?)",
+  );
+  const updateStmt = db.prepare<[string | null, string | null, number | null, number]>(
     `UPDATE books SET title = coalesce(?, title), author = coalesce(?, author),
-       year = coalesce(?, year) WHERE id = ? RETURNING ${COLUMNS}`,
+       year = coalesce(?, year) WHERE id = ?`,
   );
   const removeStmt = db.prepare<[number]>("DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
 
+  let pending: PendingWrite[] = [];
+  const commitAll = db.transaction((batch: PendingWrite[]) => batch.map((write) => write.apply()));
+
+  function flush(): void {
+    const batch = pending;
+    pending = [];
+    try {
+      const results = commitAll.immediate(batch);
+      batch.forEach((write, i) => write.resolve(results[i]));
+    } catch (error) {
+      const translated = translate(error);
+      if (batch.length === 1 || translated instanceof StoreUnavailableError) {
+        for (const write of batch) write.reject(translated);
+        return;
+      }
+      // One write's failure must not fail the others: replay them one by one.
+      for (const write of batch) {
+        try {
+          write.resolve(commitAll.immediate([write])[0]);
+        } catch (single) {
+          write.reject(translate(single));
+        }
+      }
+    }
+  }
+
+  function write<T>(apply: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push({ apply, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
   return {
-    get: (id) => run(() => getStmt.get(id)),
-    list: (after, limit) => run(() => listStmt.all(after, limit)),
+    get: (id) => read(() => getStmt.get(id)),
+    list: (after, limit) => read(() => listStmt.get(after, limit) as BookPage),
     create: (book: NewBook) =>
-      run(() => createStmt.get(book.title, book.author, book.year) as Book),
+      write(() => {
+        const { lastInsertRowid } = insertStmt.run(book.title, book.author, book.year);
+        return { id: Number(lastInsertRowid), ...book };
+      }),
     update: (id, changes: BookChanges) =>
-      run(() =>
-        updateStmt.get(changes.title ?? null, changes.author ?? null, changes.year ?? null, id),
-      ),
-    remove: (id) => run(() => removeStmt.run(id).changes > 0),
-    ping: () => run(() => void pingStmt.get()),
+      write(() => {
+        const { title = null, author = null, year = null } = changes;
+        return updateStmt.run(title, author, year, id).changes > 0 ? getStmt.get(id) : undefined;
+      }),
+    remove: (id) => write(() => removeStmt.run(id).changes > 0),
+    ping: () => read(() => void pingStmt.get()),
     close: async () => {
+      if (pending.length > 0) flush();
       if (db.open) db.close();
     },
   };

@@ -1,10 +1,22 @@
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 
+/** A page of books in id order, already encoded for the wire. */
+export interface BookPage {
+  /** The books as compact JSON objects joined by commas: what goes between `[` and `]`. */
+  json: string;
+  count: number;
+  /** The last book's id, where the next page starts; 0 for an empty page. */
+  lastId: number;
+}
+
 /** What the routes need from storage. Absence is `undefined`/`false`, never an exception. */
 export interface BookStore {
   get(id: number): Promise<Book | undefined>;
-  /** Books with an id greater than `after`, in id order, at most `limit` of them. */
-  list(after: number, limit: number): Promise<Book[]>;
+  /**
+   * Books with an id greater than `after`, in id order, at most `limit` of them. The database
+   * encodes them: measured three to four times cheaper than building objects to stringify.
+   */
+  list(after: number, limit: number): Promise<BookPage>;
   create(book: NewBook): Promise<Book>;
   /** Applies the present fields on top of the stored record; `undefined` when there is none. */
   update(id: number, changes: BookChanges): Promise<Book | undefined>;
