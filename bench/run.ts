@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import postgres from "postgres";
 import { openStore } from "../src/store/open.js";
-import { hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
+import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const QUICK = process.argv.includes("--quick");
@@ -209,8 +209,12 @@ async function measure(
   const service = await startService(database.dbUrl);
   const token = await login(service.url);
   const baseline = await startBaseline(await sampleAnswer(service.url, token, traffic));
-  const load = (url: string, seconds: number) =>
-    runLoad({ url, traffic, token, connections: CONNECTIONS, seconds }, GENERATOR);
+  let runs = 0;
+  const load = (url: string, seconds: number) => {
+    const block = runs++;
+    const next = traffic.kind === "mix" ? { ...traffic, block } : traffic;
+    return runLoad({ url, traffic: next, token, connections: CONNECTIONS, seconds }, GENERATOR);
+  };
   try {
     await load(service.url, PLAN.warmupSeconds);
     await load(baseline.url, PLAN.warmupSeconds);
@@ -317,11 +321,14 @@ async function main() {
     rows.push(
       await measure("PUT /book/{id}", store, 10_000, { kind: "update-random", readIds: 10_000 }),
     );
+    // 10,000 books to read and update, and behind them a block of books to delete per run.
+    const runs = 2 + 2 * PLAN.rounds;
     rows.push(
-      await measure("mixed 80/15/5", store, 110_000, {
+      await measure("mixed 80/15/5", store, 10_000 + runs * DELETE_BLOCK, {
         kind: "mix",
         readIds: 10_000,
         deletableFrom: 10_001,
+        block: 0,
       }),
     );
     rows.push(

@@ -166,6 +166,29 @@ describe("opening a store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("SQLite: a listing sees what another connection wrote since the last listing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const mine = await store.create(DUNE);
+    assert.deepEqual(booksOf(await store.list(0, 10)), [mine]);
+    const other = new Database(path);
+    other
+      .prepare("INSERT INTO books (title, author, year) VALUES ('Emma', 'Jane Austen', 1815)")
+      .run();
+    other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(mine.id);
+    other.close();
+    assert.deepEqual(
+      booksOf(await store.list(0, 10)).map((b) => [b.title, b.year]),
+      [
+        ["Dune", 1966],
+        ["Emma", 1815],
+      ],
+    );
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("SQLite: a file that is not a database fails with StoreOpenError", async () => {
     const dir = mkdtempSync(join(tmpdir(), "books-"));
     const path = join(dir, "notes.txt");

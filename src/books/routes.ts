@@ -22,6 +22,9 @@ export interface BookRoutesOptions {
 
 /** Books fetched from the store per round trip while GET /books streams. */
 export const LIST_PAGE_SIZE = 500;
+/** A listing up to about this size is sent whole; a longer one streams. */
+export const BUFFERED_LISTING_BYTES = 256 * 1024;
+const LISTING_PREFIX = `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
 
 const idParams = {
   type: "object",
@@ -36,6 +39,20 @@ const invalidInput = { invalidBodyMessage: Messages.invalidInput };
 /** The five book routes; every one requires a token. */
 export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRoutesOptions) {
   app.addHook("onRequest", requireToken(tokens));
+
+  // The last whole listing, encoded. A store that caches pages returns the very same page
+  // objects while nothing changed, and then the same bytes go out without encoding them again
+  // (72 KB for 1,000 books: measured as the largest cost of the answer).
+  let lastListing: { pages: BookPage[]; body: Buffer } | undefined;
+  const wholeListing = (pages: BookPage[]): Buffer => {
+    const last = lastListing;
+    if (last?.pages.length === pages.length && last.pages.every((page, i) => page === pages[i])) {
+      return last.body;
+    }
+    const body = Buffer.from(`${LISTING_PREFIX}${joinPages(pages)}]}`);
+    lastListing = { pages, body };
+    return body;
+  };
 
   app.post<{ Body: NewBook }>(
     "/book",
@@ -57,10 +74,21 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       },
     },
     async (_request, reply) => {
-      // The first page is read before answering, so a store that is down still gets a 503.
-      const first = await store.list(0, LIST_PAGE_SIZE);
+      // Pages are gathered up to a budget before answering: a listing that fits goes out as one
+      // body (and a store that is down still gets a 503); a longer one streams the rest.
       reply.type("application/json; charset=utf-8");
-      return reply.send(Readable.from(listingChunks(store, first)));
+      const pages: BookPage[] = [];
+      let bytes = 0;
+      for (let after = 0; ; ) {
+        const page = await store.list(after, LIST_PAGE_SIZE);
+        pages.push(page);
+        bytes += page.json.length;
+        if (page.count < LIST_PAGE_SIZE) return reply.send(wholeListing(pages));
+        after = page.lastId;
+        if (bytes >= BUFFERED_LISTING_BYTES) {
+          return reply.send(Readable.from(listingTail(store, pages, after)));
+        }
+      }
     },
   );
 
@@ -115,19 +143,24 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
   );
 }
 
+const joinPages = (pages: BookPage[]) =>
+  pages
+    .filter((page) => page.count > 0)
+    .map((page) => page.json)
+    .join(",");
+
 /**
- * The GET /books envelope, written page by page: memory holds one page whatever the size of
- * the catalogue, and the next page is read only when the client has taken the last one.
+ * A long GET /books answer: the pages read so far, then the rest page by page. Memory holds
+ * one page whatever the size of the catalogue, and the next page is read only when the
+ * client has taken the last one.
  */
-async function* listingChunks(store: BookStore, first: BookPage): AsyncGenerator<string> {
-  yield `{"status":200,"message":${JSON.stringify(Messages.booksRetrieved)},"data":[`;
-  let page = first;
-  let separator = "";
-  while (page.count > 0) {
-    yield separator + page.json;
-    separator = ",";
+async function* listingTail(store: BookStore, head: BookPage[], after: number) {
+  yield `${LISTING_PREFIX}${joinPages(head)}`;
+  for (let last = after; ; ) {
+    const page = await store.list(last, LIST_PAGE_SIZE);
+    if (page.count > 0) yield `,${page.json}`;
     if (page.count < LIST_PAGE_SIZE) break;
-    page = await store.list(page.lastId, LIST_PAGE_SIZE);
+    last = page.lastId;
   }
   yield "]}";
 }
