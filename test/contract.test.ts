@@ -193,11 +193,17 @@ for (const kind of await storesUnderTest()) {
       test("a listing shows every change made since the last listing", async () => {
         const book = await createBook({ ...DUNE, title: "Listed" });
         const listed = async () => (await send("GET", "/books")).body.data as Book[];
-        assert.deepEqual((await listed()).find((b) => b.id === book.id), book);
+        assert.deepEqual(
+          (await listed()).find((b) => b.id === book.id),
+          book,
+        );
         await send("PUT", `/book/${book.id}`, { body: { title: "Listed, revised" } });
         assert.equal((await listed()).find((b) => b.id === book.id)?.title, "Listed, revised");
         await send("DELETE", `/book/${book.id}`);
-        assert.equal((await listed()).find((b) => b.id === book.id), undefined);
+        assert.equal(
+          (await listed()).find((b) => b.id === book.id),
+          undefined,
+        );
       });
 
       test("lists all books across the pages it streams, none twice", async () => {
