@@ -1,4 +1,5 @@
-import type { Writable } from "node:stream";
+import { STATUS_CODES } from "node:http";
+import type { Duplex, Writable } from "node:stream";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -78,7 +79,14 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: false,
-    requestTimeout: 30_000,
+    // A client that never finishes its headers or its body is cut off, and the checks run
+    // every second rather than Node's default 30 s.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      connectionsCheckingInterval: 1000,
+    },
+    clientErrorHandler: answerClientError,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // A wrong type is a 400, never silently coerced ("1999" is not a year, null is not "").
     ajv: { customOptions: { coerceTypes: false } },
@@ -148,6 +156,25 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(bookRoutes, { store, tokens });
   await app.ready();
   return app;
+}
+
+/** Requests Node's HTTP parser refused: answered in the envelope, then the connection closes. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, Messages.headersTooLarge]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, Messages.requestTimeout]
+        : [400, Messages.badRequest];
+  const body = JSON.stringify({ status, message, data: null });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {

@@ -18,6 +18,8 @@ export interface Config {
   readonly loginMaxFailures: number;
   readonly loginWindowSeconds: number;
   readonly shutdownTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
   readonly pgPoolSize: number;
   readonly logLevel: string;
   readonly trustProxy: boolean | string;
@@ -112,6 +114,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginMaxFailures: integer("LOGIN_MAX_FAILURES", 10, 1, 1_000_000),
     loginWindowSeconds: integer("LOGIN_WINDOW_SECONDS", 60, 1, 86_400),
     shutdownTimeoutMs: integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 0, 3600) * 1000,
+    requestTimeoutMs: integer("REQUEST_TIMEOUT_SECONDS", 30, 1, 3600) * 1000,
+    headersTimeoutMs: integer("HEADERS_TIMEOUT_SECONDS", 10, 1, 3600) * 1000,
     pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
     logLevel,
     trustProxy: parseTrustProxy(read("TRUST_PROXY")),

@@ -23,6 +23,8 @@ export const Messages = {
   notFound: "Not found",
   methodNotAllowed: "Method not allowed",
   payloadTooLarge: "Payload too large",
+  requestTimeout: "Request timeout",
+  headersTooLarge: "Request header fields too large",
   tooManyRequests: "Too many requests",
   serviceUnavailable: "Service unavailable",
   internalError: "Internal server error",

@@ -1,6 +1,7 @@
 // POST /token and the token rules of section 5 and decisions.md, through app.inject.
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
+import { createHmac, generateKeyPairSync } from "node:crypto";
+import { type AddressInfo, createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../src/app.js";
 import { createMemoryLoginLimiter } from "../src/auth/login-limiter.js";
@@ -220,29 +221,50 @@ describe("tokens on book routes", () => {
   });
 
   const now = () => Math.floor(Date.now() / 1000);
+  const withSignature = (token: string, signature: string) =>
+    `${token.split(".").slice(0, 2).join(".")}.${signature}`;
+  const flipMiddle = (token: string) => {
+    const at = token.lastIndexOf(".") + 10;
+    const flipped = token[at] === "A" ? "B" : "A";
+    return `${token.slice(0, at)}${flipped}${token.slice(at + 1)}`;
+  };
+  const rsaPublicPem = generateKeyPairSync("rsa", { modulusLength: 2048 })
+    .publicKey.export({ type: "spki", format: "pem" })
+    .toString();
   const invalid: [string, () => string][] = [
-    ["alg none, unsigned", () => `${b64({ alg: "none" })}.${b64({ exp: inFuture() })}.`],
-    ["alg None, signed", () => forge({ alg: "None" }, { exp: inFuture() })],
+    ...["none", "None", "NONE", "nOnE"].flatMap((alg): [string, () => string][] => [
+      [`alg ${alg}, unsigned`, () => `${b64({ alg })}.${b64({ exp: inFuture() })}.`],
+      [`alg ${alg}, signed`, () => forge({ alg }, { exp: inFuture() })],
+    ]),
+    ...["RS256", "ES256", "PS256", "EdDSA"].map((alg): [string, () => string] => [
+      `alg ${alg}`,
+      () => forge({ alg, typ: "JWT" }, { exp: inFuture() }),
+    ]),
+    [
+      "HS256 keyed with an RSA public key's PEM text",
+      () => forge(HS256, { exp: inFuture() }, { secret: rsaPublicPem }),
+    ],
     ["alg hs256 in lower case", () => forge({ alg: "hs256" }, { exp: inFuture() })],
-    ["alg RS256", () => forge({ alg: "RS256" }, { exp: inFuture() })],
+    ["alg empty", () => forge({ alg: "" }, { exp: inFuture() })],
+    ["alg null", () => forge({ alg: null }, { exp: inFuture() })],
+    ["alg an array", () => forge({ alg: ["HS256"] }, { exp: inFuture() })],
     ["alg missing", () => forge({ typ: "JWT" }, { exp: inFuture() })],
     [
       "signed with another secret",
       () => forge(HS256, { exp: inFuture() }, { secret: "x".repeat(40) }),
     ],
     ["signed with an empty secret", () => forge(HS256, { exp: inFuture() }, { secret: "" })],
+    ["signed with a common secret", () => forge(HS256, { exp: inFuture() }, { secret: "secret" })],
     [
       "payload changed after signing",
       () => {
-        const [h, , s] = forge(HS256, { exp: inFuture() }).split(".");
-        return `${h}.${b64({ exp: inFuture() + 1000 })}.${s}`;
+        const [h, , sig] = forge(HS256, { exp: inFuture() }).split(".");
+        return `${h}.${b64({ exp: inFuture() + 1000 })}.${sig}`;
       },
     ],
-    [
-      "signature empty",
-      () => `${forge(HS256, { exp: inFuture() }).split(".").slice(0, 2).join(".")}.`,
-    ],
+    ["signature empty", () => withSignature(forge(HS256, { exp: inFuture() }), "")],
     ["signature truncated", () => forge(HS256, { exp: inFuture() }).slice(0, -2)],
+    ["signature with one character flipped", () => flipMiddle(forge(HS256, { exp: inFuture() }))],
     ["exp missing", () => forge(HS256, {})],
     ["exp in the past", () => forge(HS256, { exp: now() - 1 })],
     ["exp now", () => forge(HS256, { exp: now() })],
@@ -257,27 +279,64 @@ describe("tokens on book routes", () => {
     ["payload not a JSON object", () => forge(HS256, [inFuture()])],
     ["payload not JSON", () => forge(HS256, "exp")],
     [
+      "header with a byte-order mark",
+      () => forge(`\uFEFF${JSON.stringify(HS256)}`, { exp: inFuture() }),
+    ],
+    [
+      "payload with a byte-order mark",
+      () => forge(HS256, `\uFEFF${JSON.stringify({ exp: inFuture() })}`),
+    ],
+    [
       "padded base64",
       () => {
-        const [h, p, s] = forge(HS256, { exp: inFuture() }).split(".");
-        return `${h}==.${p}.${s}`;
+        const [h, p, sig] = forge(HS256, { exp: inFuture() }).split(".");
+        return `${h}==.${p}.${sig}`;
       },
     ],
     [
       "standard base64 characters",
       () => `${forge(HS256, { exp: inFuture() }).replace(/-/g, "+").replace(/_/g, "/")}+/`,
     ],
+    ["one segment", () => b64({ exp: inFuture() })],
     ["two segments", () => forge(HS256, { exp: inFuture() }).split(".").slice(0, 2).join(".")],
     ["four segments", () => `${forge(HS256, { exp: inFuture() })}.AAAA`],
+    ["five segments", () => `${forge(HS256, { exp: inFuture() })}.AAAA.AAAA`],
+    ["10,000 dots", () => ".".repeat(10_000)],
     ["whitespace inside", () => forge(HS256, { exp: inFuture() }).replace(".", ". ")],
     ["over 8 KiB", () => forge(HS256, { exp: inFuture(), pad: "x".repeat(8 * 1024) })],
   ];
   for (const [why, make] of invalid) {
     test(`401 Invalid token: ${why}`, async () => {
+      const started = performance.now();
       const answer = await books(make());
       assert.deepEqual(answer.body, { status: 401, message: Messages.invalidToken, data: null });
+      assert.ok(performance.now() - started < 500, "answered quickly");
     });
   }
+
+  test("kid, jku and x5u pointing at a local listener: 401, and the listener hears nothing", async () => {
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    const address = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/keys.json`;
+    try {
+      for (const header of [
+        { alg: "RS256", jku: address },
+        { alg: "RS256", x5u: address },
+        { alg: "HS256", kid: address, jku: address },
+      ]) {
+        const token = forge(header, { exp: inFuture() }, { secret: "attacker-key" });
+        assert.equal((await books(token)).status, 401, JSON.stringify(header));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(connections, 0);
+    } finally {
+      listener.close();
+    }
+  });
 
   test("401 Invalid token for a signature with a changed last character that decodes alike", async () => {
     // The last base64url character of a 32-byte HMAC carries two unused bits; changing only

@@ -13,8 +13,13 @@ export interface Service {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-function spawnNpmStart(env: Record<string, string>) {
-  const child = spawn("npm", ["start"], {
+/**
+ * `npm start`, or with `direct` the server itself (`node dist/server.js`), which tests that
+ * SIGKILL the server need: a SIGKILL to npm would leave its child running.
+ */
+function spawnNpmStart(env: Record<string, string>, direct = false) {
+  const [command, args] = direct ? [process.execPath, ["dist/server.js"]] : ["npm", ["start"]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     // Only what npm needs from this environment, so no setting leaks in from the test run.
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
@@ -34,8 +39,11 @@ function spawnNpmStart(env: Record<string, string>) {
 }
 
 /** `npm start` with the environment given; resolves once it listens. */
-export async function startService(env: Record<string, string>): Promise<Service> {
-  const { child, output, exited } = spawnNpmStart(env);
+export async function startService(
+  env: Record<string, string>,
+  options: { direct?: boolean } = {},
+): Promise<Service> {
+  const { child, output, exited } = spawnNpmStart(env, options.direct);
   const deadline = Date.now() + 30_000;
   let url: string | undefined;
   while (url === undefined) {
