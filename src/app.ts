@@ -11,7 +11,11 @@ import pino from "pino";
 import secureJson from "secure-json-parse";
 import { createAccessLog } from "./access-log.js";
 import { createCredentialCheck } from "./auth/credentials.js";
-import { createMemoryLoginLimiter, type LoginLimiter } from "./auth/login-limiter.js";
+import {
+  createMemoryLoginLimiter,
+  createRedisLoginLimiter,
+  type LoginLimiter,
+} from "./auth/login-limiter.js";
 import { authRoutes } from "./auth/routes.js";
 import { createTokenService, type TokenService } from "./auth/tokens.js";
 import { bookRoutes } from "./books/routes.js";
@@ -111,9 +115,11 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
 
   // Callback hooks, not async ones: no promise per request on the hot path.
-  app.addHook("onRequest", (_request, reply, done) => {
+  // Once shutdown has begun, every answer (in-flight ones too) closes its connection, so
+  // keep-alive clients let go and the server can finish closing.
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (shuttingDown) reply.header("connection", "close");
-    done();
+    done(null, payload);
   });
   const { values } = pino.levels;
   if ((values[config.logLevel] ?? Number.POSITIVE_INFINITY) <= (values.info as number)) {
@@ -134,8 +140,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
 
   const tokens = deps.tokens ?? createTokenService(config.secret);
+  const { loginMaxFailures, loginWindowSeconds, rateLimitRedisUrl } = config;
   const limiter =
-    deps.limiter ?? createMemoryLoginLimiter(config.loginMaxFailures, config.loginWindowSeconds);
+    deps.limiter ??
+    (rateLimitRedisUrl
+      ? createRedisLoginLimiter(rateLimitRedisUrl, loginMaxFailures, loginWindowSeconds)
+      : createMemoryLoginLimiter(loginMaxFailures, loginWindowSeconds));
   app.addHook("onClose", () => limiter.close());
 
   const publicResponses = { 200: errorEnvelopeSchema, 503: errorEnvelopeSchema };

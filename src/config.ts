@@ -17,6 +17,8 @@ export interface Config {
   readonly bodyLimit: number;
   readonly loginMaxFailures: number;
   readonly loginWindowSeconds: number;
+  /** Where instances share the failed-login counts; each instance counts alone when unset. */
+  readonly rateLimitRedisUrl: string | undefined;
   readonly shutdownTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly headersTimeoutMs: number;
@@ -113,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: integer("BODY_LIMIT_BYTES", 64 * 1024, 1024, 16 * 1024 * 1024),
     loginMaxFailures: integer("LOGIN_MAX_FAILURES", 10, 1, 1_000_000),
     loginWindowSeconds: integer("LOGIN_WINDOW_SECONDS", 60, 1, 86_400),
+    rateLimitRedisUrl: read("RATE_LIMIT_REDIS_URL"),
     shutdownTimeoutMs: integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 0, 3600) * 1000,
     requestTimeoutMs: integer("REQUEST_TIMEOUT_SECONDS", 30, 1, 3600) * 1000,
     headersTimeoutMs: integer("HEADERS_TIMEOUT_SECONDS", 10, 1, 3600) * 1000,

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import Database from "better-sqlite3";
 import type { Book } from "../src/books/book.js";
-import { freshPostgresSchema, storesUnderTest } from "./helpers.js";
+import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
 import { type Service, startService } from "./service.js";
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
@@ -124,13 +124,14 @@ for (const kind of await storesUnderTest()) {
           await Promise.all(workers);
 
           const restarted = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-          const actual = new Map(
-            (await api<Book[]>(restarted, "GET", "/books", await login(restarted))).map((b) => [
-              b.id,
-              b,
-            ]),
-          );
+          const restartToken = await login(restarted);
+          const listed = await api<Book[]>(restarted, "GET", "/books", restartToken);
+          const actual = new Map(listed.map((b) => [b.id, b]));
           await restarted.stop();
+          for (const run of [service, restarted]) {
+            const env = { ...ENV, DB_URL: dbUrl };
+            assert.deepEqual(leakedSecrets(run.output(), env, [token, restartToken]), []);
+          }
 
           const uncertain = new Set<number>();
           for (const write of inFlight) {

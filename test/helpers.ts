@@ -138,11 +138,25 @@ function postgresSkipReason(): Promise<string | false> {
   return postgresProbe;
 }
 
-/** The URL with a search_path, so that a schema of its own holds the caller's tables. */
+/** What tests put in DB_URL as its password where none is given; it must never be logged. */
+export const TEST_DB_PASSWORD = "db-password-that-must-not-leak";
+
+/**
+ * The URL with a search_path, so that a schema of its own holds the caller's tables, and a
+ * password when it has none (trust authentication ignores it), so tests can look for leaks.
+ */
 function withSchema(url: string, schema: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set("search_path", schema);
+  if (parsed.password === "") parsed.password = TEST_DB_PASSWORD;
   return parsed.toString();
+}
+
+/** Which secrets of a service's environment, and which further ones, appear in its output. */
+export function leakedSecrets(output: string, env: Record<string, string>, extra: string[] = []) {
+  const dbPassword = env.DB_URL && URL.canParse(env.DB_URL) ? new URL(env.DB_URL).password : "";
+  const secrets = [env.AUTH_PASSWORD, env.SECRET_TOKEN, decodeURIComponent(dbPassword), ...extra];
+  return secrets.filter((secret): secret is string => !!secret && output.includes(secret));
 }
 
 /**

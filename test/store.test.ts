@@ -133,7 +133,7 @@ for (const kind of kinds) {
         store.update(Number.MAX_SAFE_INTEGER, { year: 1 }),
       ]);
       assert.equal(new Set(created.map((b) => b.id)).size, 200);
-      created.forEach((book, i) => assert.equal(book.year, i));
+      for (const [i, book] of created.entries()) assert.equal(book.year, i);
       for (const book of created) assert.deepEqual(await store.get(book.id), book);
       assert.deepEqual(updated, { ...keep, title: "Kept" });
       assert.equal(removed, true);

@@ -117,7 +117,7 @@ export function openSqliteStore(path: string): BookStore {
     forgetPages();
     try {
       const results = commitAll.immediate(batch);
-      batch.forEach((write, i) => write.resolve(results[i]));
+      for (const [i, write] of batch.entries()) write.resolve(results[i]);
     } catch (error) {
       const translated = translate(error);
       if (batch.length === 1 || translated instanceof StoreUnavailableError) {
