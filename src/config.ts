@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { parseEnv } from "node:util";
 
 export type DbTarget =
   | { readonly kind: "sqlite"; readonly path: string }
@@ -39,6 +41,17 @@ export const SUPPORTED_DB_URLS =
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 const MIN_SECRET_BYTES = 32;
+
+/**
+ * Adds the settings of a `.env` file, when there is one, to the environment. A variable the
+ * environment already has keeps its value.
+ */
+export function loadEnvFile(path = ".env", env: NodeJS.ProcessEnv = process.env): void {
+  if (!existsSync(path)) return;
+  for (const [name, value] of Object.entries(parseEnv(readFileSync(path, "utf8")))) {
+    if (env[name] === undefined) env[name] = value;
+  }
+}
 
 /**
  * Reads the environment once and returns a frozen Config, or throws a ConfigError that

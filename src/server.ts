@@ -1,5 +1,5 @@
 import { type App, buildApp } from "./app.js";
-import { type Config, describeDb, loadConfig } from "./config.js";
+import { type Config, describeDb, loadConfig, loadEnvFile } from "./config.js";
 import { openStore } from "./store/open.js";
 import type { BookStore } from "./store/store.js";
 
@@ -12,6 +12,7 @@ function fail(message: string): never {
 async function main(): Promise<void> {
   let config: Config;
   try {
+    loadEnvFile();
     config = loadConfig();
   } catch (error) {
     fail((error as Error).message);

@@ -1,7 +1,10 @@
 // decisions.md "Credentials and secrets" and "DB_URL": what loadConfig accepts and refuses.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
-import { ConfigError, describeDb, loadConfig } from "../src/config.js";
+import { ConfigError, describeDb, loadConfig, loadEnvFile } from "../src/config.js";
 
 const SECRET = "s".repeat(32);
 const PRODUCTION = {
@@ -144,5 +147,21 @@ describe("numbers", () => {
 
   test("LOG_LEVEL must be a pino level", () => {
     assert.match(problemsOf({ LOG_LEVEL: "loud" })[0] ?? "", /^LOG_LEVEL must be one of/);
+  });
+});
+
+describe(".env", () => {
+  test("a .env file adds its settings; the environment's own values win", () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-env-"));
+    const path = join(dir, ".env");
+    writeFileSync(path, "# comment\nPORT=9191\nAUTH_USERNAME=from-file\nLOG_LEVEL='warn'\n");
+    const env: NodeJS.ProcessEnv = { AUTH_USERNAME: "from-environment" };
+    loadEnvFile(path, env);
+    const config = loadConfig(env);
+    assert.equal(config.port, 9191);
+    assert.equal(config.username, "from-environment");
+    assert.equal(config.logLevel, "warn");
+    loadEnvFile(join(dir, "absent.env"), env);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -108,12 +108,35 @@ describe("routes and limits", () => {
   });
 });
 
+describe("request ids", () => {
+  test("X-Request-Id is sent back when well-formed, replaced by a fresh UUID otherwise", async () => {
+    const app = await buildTestApp();
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const echoed = await call(app, "GET", "/health", {
+      headers: { "x-request-id": "trace-42.a:b" },
+    });
+    assert.equal(echoed.headers["x-request-id"], "trace-42.a:b");
+    const fresh = [await call(app, "GET", "/health"), await call(app, "GET", "/nope")];
+    for (const answer of fresh) assert.match(String(answer.headers["x-request-id"]), uuid);
+    assert.notEqual(fresh[0]?.headers["x-request-id"], fresh[1]?.headers["x-request-id"]);
+    for (const bad of ["a b", "x".repeat(129), '"}', "ünï"]) {
+      const answer = await app.inject({
+        method: "GET",
+        url: "/health",
+        headers: { "x-request-id": bad },
+      });
+      assert.match(String(answer.headers["x-request-id"]), uuid, bad);
+    }
+    await app.close();
+  });
+});
+
 describe("logs", () => {
   test("one line per request, with method, url and status, and no password or token", async () => {
     const logs = captureLogs();
     const app = await buildTestApp({ logStream: logs.stream, env: { LOG_LEVEL: "info" } });
     const token = await tokenFor(app);
-    await call(app, "GET", "/books", { token });
+    await call(app, "GET", "/books", { token, headers: { "x-request-id": "req-under-test" } });
     await call(app, "GET", "/books", { token: `Bearer ${token}` });
     await call(app, "POST", "/token", { body: { username: "x", password: TEST_PASSWORD } });
     await app.close();
@@ -133,6 +156,7 @@ describe("logs", () => {
         ["POST", "/token", 401],
       ],
     );
+    assert.equal(requests[1]?.reqId, "req-under-test");
     for (const secret of [token, TEST_PASSWORD, TEST_SECRET, token.split(".")[2] as string]) {
       assert.ok(!logs.text().includes(secret), "a secret reached the logs");
     }
