@@ -7,10 +7,15 @@ import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import postgres from "postgres";
 import type { Book } from "../src/books/book.js";
-import { LATEST_VERSION } from "../src/store/migrations.js";
+import { LATEST_VERSION, MIGRATIONS } from "../src/store/migrations.js";
 import { openStore } from "../src/store/open.js";
 import { openSqliteStore } from "../src/store/sqlite.js";
-import { type BookPage, type BookStore, StoreOpenError } from "../src/store/store.js";
+import {
+  type BookPage,
+  type BookQuery,
+  type BookStore,
+  StoreOpenError,
+} from "../src/store/store.js";
 import { freshPostgresSchema, type OpenedStore, storesUnderTest } from "./helpers.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
@@ -67,10 +72,10 @@ for (const kind of kinds) {
     });
 
     test("update and remove of an absent id report it and change nothing", async () => {
-      const before = await store.list(0, 10_000);
+      const before = await store.list({ after: 0, limit: 10_000 });
       assert.equal(await store.update(Number.MAX_SAFE_INTEGER, { year: 1 }), undefined);
       assert.equal(await store.remove(Number.MAX_SAFE_INTEGER), false);
-      assert.deepEqual(await store.list(0, 10_000), before);
+      assert.deepEqual(await store.list({ after: 0, limit: 10_000 }), before);
     });
 
     test("remove deletes exactly one book", async () => {
@@ -86,7 +91,7 @@ for (const kind of kinds) {
       const created = [];
       for (let i = 0; i < 7; i++) created.push(await store.create({ ...DUNE, year: 2000 + i }));
       const first = created[0]?.id as number;
-      const page = await store.list(first, 3);
+      const page = await store.list({ after: first, limit: 3 });
       assert.deepEqual(booksOf(page), created.slice(1, 4));
       assert.equal(page.count, 3);
       assert.equal(page.lastId, created[3]?.id);
@@ -97,17 +102,69 @@ for (const kind of kinds) {
           .map((b) => JSON.stringify(b))
           .join(","),
       );
-      const all = booksOf(await store.list(0, 100_000));
+      const all = booksOf(await store.list({ after: 0, limit: 100_000 }));
       const ids = all.map((b) => b.id);
       assert.deepEqual(
         ids,
         [...ids].sort((x, y) => x - y),
       );
-      assert.deepEqual(await store.list(created[6]?.id as number, 10), {
+      assert.deepEqual(await store.list({ after: created[6]?.id as number, limit: 10 }), {
         json: "",
         count: 0,
         lastId: 0,
       });
+    });
+
+    test("list filters: text in title or author in any case, exact author, year, together", async () => {
+      const tag = `f${Date.now().toString(36)}`;
+      const books = [
+        { title: `${tag} The Left Hand of Darkness`, author: "Ursula K. Le Guin", year: 1969 },
+        { title: `${tag} The Dispossessed`, author: "Ursula K. Le Guin", year: 1974 },
+        { title: `${tag} Kindred`, author: "Octavia E. Butler", year: 1979 },
+        { title: `${tag} 100% Pure_Fun \\ "quoted"`, author: "Anon", year: 1974 },
+      ];
+      const created = [];
+      for (const book of books) created.push(await store.create(book));
+      const titles = async (query: Omit<BookQuery, "after" | "limit">, limit = 100) =>
+        booksOf(await store.list({ after: 0, limit, ...query }))
+          .filter((b) => b.title.startsWith(tag))
+          .map((b) => b.title.slice(tag.length + 1));
+      assert.deepEqual(await titles({ q: "DARKNESS" }), ["The Left Hand of Darkness"]);
+      assert.deepEqual(await titles({ q: "le guin" }), [
+        "The Left Hand of Darkness",
+        "The Dispossessed",
+      ]);
+      assert.deepEqual(await titles({ q: "ss" }), [
+        "The Left Hand of Darkness",
+        "The Dispossessed",
+      ]);
+      assert.deepEqual(await titles({ q: "%" }), ['100% Pure_Fun \\ "quoted"']);
+      assert.deepEqual(await titles({ q: "0% P" }), ['100% Pure_Fun \\ "quoted"']);
+      assert.deepEqual(await titles({ q: "e_F" }), ['100% Pure_Fun \\ "quoted"']);
+      assert.deepEqual(await titles({ q: '"quoted"' }), ['100% Pure_Fun \\ "quoted"']);
+      assert.deepEqual(await titles({ q: "\\" }), ['100% Pure_Fun \\ "quoted"']);
+      assert.deepEqual(await titles({ q: "nowhere to be found" }), []);
+      assert.deepEqual(await titles({ author: "Octavia E. Butler" }), ["Kindred"]);
+      assert.deepEqual(await titles({ author: "octavia e. butler" }), []);
+      assert.deepEqual(await titles({ year: 1974 }), [
+        "The Dispossessed",
+        '100% Pure_Fun \\ "quoted"',
+      ]);
+      assert.deepEqual(await titles({ q: "the", year: 1974 }), ["The Dispossessed"]);
+      assert.deepEqual(await titles({ author: "Ursula K. Le Guin", year: 1969, q: "hand" }), [
+        "The Left Hand of Darkness",
+      ]);
+      // Pages of a filtered listing follow each other by id.
+      const first = await store.list({ after: 0, limit: 1, q: tag });
+      assert.deepEqual(booksOf(first), [created[0]]);
+      const second = await store.list({ after: first.lastId, limit: 2, q: tag });
+      assert.deepEqual(booksOf(second), created.slice(1, 3));
+      // Changes reach the text index.
+      await store.update(created[2]?.id as number, { title: `${tag} Parable of the Sower` });
+      assert.deepEqual(await titles({ q: "sower" }), ["Parable of the Sower"]);
+      assert.deepEqual(await titles({ q: "kindred" }), []);
+      await store.remove(created[0]?.id as number);
+      assert.deepEqual(await titles({ q: "darkness" }), []);
     });
 
     test("text survives exactly: quotes, SQL, scripts, emoji, years at both bounds", async () => {
@@ -119,7 +176,7 @@ for (const kind of kinds) {
         const created = await store.create(book);
         assert.deepEqual(await store.get(created.id), created);
         assert.deepEqual(created, { id: created.id, ...book });
-        assert.deepEqual(booksOf(await store.list(created.id - 1, 1)), [created]);
+        assert.deepEqual(booksOf(await store.list({ after: created.id - 1, limit: 1 })), [created]);
       }
     });
 
@@ -159,9 +216,10 @@ describe("opening a store", () => {
     await second.close();
     const db = new Database(path);
     assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
-    assert.deepEqual(db.prepare("SELECT version FROM schema_migrations").all(), [
-      { version: LATEST_VERSION },
-    ]);
+    assert.deepEqual(
+      db.prepare("SELECT version FROM schema_migrations ORDER BY version").all(),
+      MIGRATIONS.map(({ version }) => ({ version })),
+    );
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -171,7 +229,7 @@ describe("opening a store", () => {
     const path = join(dir, "books.db");
     const store = openSqliteStore(path);
     const mine = await store.create(DUNE);
-    assert.deepEqual(booksOf(await store.list(0, 10)), [mine]);
+    assert.deepEqual(booksOf(await store.list({ after: 0, limit: 10 })), [mine]);
     const other = new Database(path);
     other
       .prepare("INSERT INTO books (title, author, year) VALUES ('Emma', 'Jane Austen', 1815)")
@@ -179,7 +237,7 @@ describe("opening a store", () => {
     other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(mine.id);
     other.close();
     assert.deepEqual(
-      booksOf(await store.list(0, 10)).map((b) => [b.title, b.year]),
+      booksOf(await store.list({ after: 0, limit: 10 })).map((b) => [b.title, b.year]),
       [
         ["Dune", 1966],
         ["Emma", 1815],
@@ -218,10 +276,10 @@ describe("opening a store", () => {
       const created = await Promise.all(stores.map((s) => s.create(DUNE)));
       assert.equal(new Set(created.map((b) => b.id)).size, 4);
       const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      const versions = await sql`SELECT version FROM schema_migrations`;
+      const versions = await sql`SELECT version FROM schema_migrations ORDER BY version`;
       assert.deepEqual(
         versions.map((row) => row.version),
-        [LATEST_VERSION],
+        MIGRATIONS.map(({ version }) => version),
       );
       await sql.end();
       await Promise.all(stores.map((s) => s.close()));

@@ -17,12 +17,13 @@ export const YEAR_MAX = 9999;
 // so this refuses NUL and ill-formed UTF-16, and demands one non-space character.
 const TEXT_PATTERN = "^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]*$";
 
-const text = (maxLength: number) =>
+/** A string of 1 to `maxLength` characters, not only whitespace, well-formed, without NUL. */
+export const textSchema = (maxLength: number) =>
   ({ type: "string", minLength: 1, maxLength, pattern: TEXT_PATTERN }) as const;
 
 const bookFields = {
-  title: text(TITLE_MAX),
-  author: text(AUTHOR_MAX),
+  title: textSchema(TITLE_MAX),
+  author: textSchema(AUTHOR_MAX),
   year: { type: "integer", minimum: YEAR_MIN, maximum: YEAR_MAX },
 } as const;
 

@@ -76,14 +76,23 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         >`SELECT id, title, author, year FROM books WHERE id = ${id}`;
         return book;
       }),
-    list: (after, limit) =>
+    list: (query) =>
       run(async () => {
+        const conditions = [sql`id > ${query.after}`];
+        if (query.q !== undefined) {
+          // Trigram indexes serve ILIKE; the text is matched literally.
+          const pattern = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
+          conditions.push(sql`(title ILIKE ${pattern} OR author ILIKE ${pattern})`);
+        }
+        if (query.author !== undefined) conditions.push(sql`author = ${query.author}`);
+        if (query.year !== undefined) conditions.push(sql`year = ${query.year}`);
+        const where = conditions.reduce((all, condition) => sql`${all} AND ${condition}`);
         // row_to_json writes compact JSON, as the SQLite store and the serializer do.
         const [page] = await sql<BookPage[]>`SELECT
             coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
             count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId"
           FROM (SELECT id, title, author, year FROM books
-                WHERE id > ${after} ORDER BY id LIMIT ${limit}) b`;
+                WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`;
         return page as BookPage;
       }),
     create: (book: NewBook) =>

@@ -3,7 +3,13 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 import { pendingMigrations } from "./migrations.js";
-import { type BookPage, type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
+import {
+  type BookPage,
+  type BookQuery,
+  type BookStore,
+  StoreOpenError,
+  StoreUnavailableError,
+} from "./store.js";
 
 // Lock contention past busy_timeout (SQLITE_BUSY, SQLITE_LOCKED and their extended codes) is a
 // passing condition, not a server fault.
@@ -63,12 +69,6 @@ export function openSqliteStore(path: string): BookStore {
   const getStmt = db.prepare<[number], Book>(
     "SELECT id, title, author, year FROM books WHERE id = ?",
   );
-  const listStmt = db.prepare<[number, number], BookPage>(
-    `SELECT coalesce(group_concat(json, ',' ORDER BY id), '') AS json, count(*) AS count,
-       coalesce(max(id), 0) AS lastId
-     FROM (SELECT id, json_object('id', id, 'title', title, 'author', author, 'year', year) AS json
-           FROM books WHERE id > ? ORDER BY id LIMIT ?)`,
-  );
   const insertStmt = db.prepare<[string, string, number]>(
     "INSERT INTO books (title, author, year) VALUES (?, ?, ?)",
   );
@@ -90,16 +90,29 @@ export function openSqliteStore(path: string): BookStore {
     pages.clear();
     pagesBytes = 0;
   };
-  function list(after: number, limit: number): BookPage {
+  // One statement per combination of filters, prepared when first needed.
+  const listStatements = new Map<string, Database.Statement<Record<string, unknown>, BookPage>>();
+  function listStatement(kind: ListKind) {
+    const key = JSON.stringify(kind);
+    let statement = listStatements.get(key);
+    if (statement === undefined) {
+      statement = db.prepare<Record<string, unknown>, BookPage>(listSql(kind));
+      listStatements.set(key, statement);
+    }
+    return statement;
+  }
+
+  function list(query: BookQuery): BookPage {
     const version = dataVersionStmt.get() as number;
     if (version !== pagesVersion) {
       forgetPages();
       pagesVersion = version;
     }
-    const key = `${after}:${limit}`;
+    const key = JSON.stringify(query);
     let page = pages.get(key);
     if (page === undefined) {
-      page = listStmt.get(after, limit) as BookPage;
+      const { kind, parameters } = listParameters(query);
+      page = listStatement(kind).get(parameters) as BookPage;
       if (pagesBytes + page.json.length <= LIST_CACHE_BYTES) {
         pages.set(key, page);
         pagesBytes += page.json.length;
@@ -144,7 +157,7 @@ export function openSqliteStore(path: string): BookStore {
 
   return {
     get: (id) => read(() => getStmt.get(id)),
-    list: (after, limit) => read(() => list(after, limit)),
+    list: (query) => read(() => list(query)),
     create: (book: NewBook) =>
       write(() => {
         const { lastInsertRowid } = insertStmt.run(book.title, book.author, book.year);
@@ -162,6 +175,53 @@ export function openSqliteStore(path: string): BookStore {
       if (db.open) db.close();
     },
   };
+}
+
+/** What shapes a listing statement: which filters it has, and how it finds text. */
+interface ListKind {
+  text: "none" | "index" | "scan";
+  author: boolean;
+  year: boolean;
+}
+
+// The trigram index finds substrings of three characters or more; shorter ones are scanned.
+const MIN_INDEXED_TEXT = 3;
+
+function listParameters(query: BookQuery) {
+  const parameters: Record<string, unknown> = { after: query.after, limit: query.limit };
+  let text: ListKind["text"] = "none";
+  if (query.q !== undefined) {
+    text = [...query.q].length >= MIN_INDEXED_TEXT ? "index" : "scan";
+    if (text === "index") parameters.match = `"${query.q.replaceAll('"', '""')}"`;
+    else parameters.like = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
+  }
+  if (query.author !== undefined) parameters.author = query.author;
+  if (query.year !== undefined) parameters.year = query.year;
+  const kind: ListKind = {
+    text,
+    author: query.author !== undefined,
+    year: query.year !== undefined,
+  };
+  return { kind, parameters };
+}
+
+function listSql(kind: ListKind): string {
+  // With text to find, the trigram index drives the query in id order, so a page stops as
+  // soon as it is full however common the text.
+  const from = kind.text === "index" ? "books_text t JOIN books b ON b.id = t.rowid" : "books b";
+  const conditions = [kind.text === "index" ? "t.rowid > @after" : "b.id > @after"];
+  if (kind.text === "index") conditions.push("books_text MATCH @match");
+  if (kind.text === "scan") {
+    conditions.push("(b.title LIKE @like ESCAPE '\\' OR b.author LIKE @like ESCAPE '\\')");
+  }
+  if (kind.author) conditions.push("b.author = @author");
+  if (kind.year) conditions.push("b.year = @year");
+  const order = kind.text === "index" ? "t.rowid" : "b.id";
+  return `SELECT coalesce(group_concat(json, ',' ORDER BY id), '') AS json, count(*) AS count,
+      coalesce(max(id), 0) AS lastId
+    FROM (SELECT b.id AS id,
+            json_object('id', b.id, 'title', b.title, 'author', b.author, 'year', b.year) AS json
+          FROM ${from} WHERE ${conditions.join(" AND ")} ORDER BY ${order} LIMIT @limit)`;
 }
 
 function migrate(db: Database.Database): void {
