@@ -10,6 +10,8 @@ export interface Config {
   readonly production: boolean;
   readonly host: string;
   readonly port: number;
+  /** Where Prometheus metrics are served; off when undefined. */
+  readonly metricsPort: number | undefined;
   readonly db: DbTarget;
   readonly username: string;
   readonly password: string;
@@ -120,6 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production,
     host: read("HOST") ?? "0.0.0.0",
     port: integer("PORT", 8080, 0, 65535),
+    metricsPort:
+      read("METRICS_PORT") === undefined ? undefined : integer("METRICS_PORT", 0, 1, 65535),
     db,
     username,
     password,

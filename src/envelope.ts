@@ -47,7 +47,7 @@ export function respond(
 }
 
 /** The envelope as a JSON Schema, for response schemas and the API description. */
-export function envelopeSchema(data: object) {
+function envelopeSchema(data: object) {
   return {
     type: "object",
     required: ["status", "message", "data"],
@@ -59,4 +59,22 @@ export function envelopeSchema(data: object) {
   } as const;
 }
 
-export const errorEnvelopeSchema = envelopeSchema({ type: "null" });
+/** An answer's schema that names the messages it may carry, for the API description. */
+export function answerSchema(data: object, ...messages: string[]) {
+  const schema = envelopeSchema(data);
+  return {
+    ...schema,
+    description: messages.join(" | "),
+    properties: { ...schema.properties, message: { type: "string", enum: messages } },
+  };
+}
+
+/** The failure answers a route may give, by status, each with its possible messages. */
+export function failures(byStatus: Record<number, string[]>) {
+  return Object.fromEntries(
+    Object.entries(byStatus).map(([status, messages]) => [
+      status,
+      answerSchema({ type: "null" }, ...messages),
+    ]),
+  );
+}

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, test } from "node:test";
 import { Redis } from "ioredis";
-import { createRedisLoginLimiter } from "../src/auth/login-limiter.js";
+import { createRedisLoginLimiter } from "../src/auth/redis-login-limiter.js";
 import { Messages } from "../src/envelope.js";
 import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { envelopeSchema, errorEnvelopeSchema, Messages, respond } from "../envelope.js";
+import { answerSchema, failures, Messages, respond } from "../envelope.js";
 import type { CredentialCheck } from "./credentials.js";
 import type { LoginLimiter } from "./login-limiter.js";
 import type { TokenService } from "./tokens.js";
@@ -28,15 +28,22 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     "/token",
     {
       schema: {
+        summary: "Exchange the built-in username and password for a token valid 15 minutes",
+        tags: ["tokens"],
         body: loginSchema,
         response: {
-          200: envelopeSchema({
-            type: "object",
-            required: ["token"],
-            properties: { token: { type: "string" } },
+          200: answerSchema(
+            { type: "object", required: ["token"], properties: { token: { type: "string" } } },
+            Messages.tokenGenerated,
+          ),
+          ...failures({
+            400: [Messages.invalidRequestPayload, Messages.badRequest],
+            401: [Messages.invalidCredentials],
+            413: [Messages.payloadTooLarge],
+            429: [Messages.tooManyRequests],
+            500: [Messages.tokenNotGenerated, Messages.internalError],
+            503: [Messages.serviceUnavailable],
           }),
-          "4xx": errorEnvelopeSchema,
-          "5xx": errorEnvelopeSchema,
         },
       },
       config: { invalidBodyMessage: Messages.invalidRequestPayload },

@@ -2,9 +2,11 @@ import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { requireToken } from "../auth/require-token.js";
 import type { TokenService } from "../auth/tokens.js";
-import { envelopeSchema, errorEnvelopeSchema, Messages, respond } from "../envelope.js";
-import type { BookPage, BookStore } from "../store/store.js";
+import { TOKEN_SECURITY } from "../docs.js";
+import { answerSchema, failures, Messages, respond } from "../envelope.js";
+import type { BookPage, BookQuery, BookStore } from "../store/store.js";
 import {
+  AUTHOR_MAX,
   type BookChanges,
   bookChangesSchema,
   bookSchema,
@@ -13,6 +15,7 @@ import {
   parseBookId,
   pickChanges,
   pickNewBook,
+  textSchema,
 } from "./book.js";
 
 export interface BookRoutesOptions {
@@ -32,9 +35,67 @@ const idParams = {
   properties: { id: { type: "string", description: "A positive integer" } },
 } as const;
 
-const errors = { "4xx": errorEnvelopeSchema, "5xx": errorEnvelopeSchema } as const;
-const bookEnvelope = envelopeSchema(bookSchema);
 const invalidInput = { invalidBodyMessage: Messages.invalidInput };
+
+/** GET /books query parameters, as sent; all optional. */
+interface ListParameters {
+  limit?: string;
+  after?: string;
+  q?: string;
+  author?: string;
+  year?: string;
+}
+type Filters = Omit<BookQuery, "limit">;
+
+// Strings, checked by pattern: a number-like value must be written plainly, and a parameter
+// given twice (an array) is refused.
+const listParametersSchema = {
+  type: "object",
+  properties: {
+    limit: {
+      type: "string",
+      pattern: "^(1000|[1-9][0-9]{0,2})$",
+      description: "1 to 1000: one page of at most this many books, with a Link to the next",
+    },
+    after: {
+      type: "string",
+      pattern: "^(0|[1-9][0-9]*)$",
+      description: "Only books with a greater id (the last id of the previous page)",
+    },
+    q: {
+      ...textSchema(200),
+      description: "Text found in the title or the author, in any case",
+    },
+    author: { ...textSchema(AUTHOR_MAX), description: "The author, exactly" },
+    year: { type: "string", pattern: "^-?(0|[1-9][0-9]{0,3})$", description: "The year" },
+  },
+} as const;
+
+/** The filters a valid query names; undefined when `after` is beyond any id. */
+function listFilters(parameters: ListParameters): Filters | undefined {
+  const after =
+    parameters.after === undefined || parameters.after === "0" ? 0 : parseBookId(parameters.after);
+  if (after === undefined) return undefined;
+  const filters: Filters = { after };
+  if (parameters.q !== undefined) filters.q = parameters.q;
+  if (parameters.author !== undefined) filters.author = parameters.author;
+  if (parameters.year !== undefined) filters.year = Number(parameters.year);
+  return filters;
+}
+
+// What every book route may answer besides its own success.
+const common = {
+  401: [Messages.tokenRequired, Messages.invalidToken],
+  500: [Messages.internalError],
+  503: [Messages.serviceUnavailable],
+};
+const withBody = {
+  ...common,
+  400: [Messages.invalidInput, Messages.badRequest],
+  413: [Messages.payloadTooLarge],
+};
+const withId = { ...common, 400: [Messages.badRequest], 404: [Messages.bookNotFound] };
+const book = { tags: ["books"], security: TOKEN_SECURITY, params: idParams };
 
 /** The five book routes; every one requires a token. */
 export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRoutesOptions) {
@@ -57,7 +118,16 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
   app.post<{ Body: NewBook }>(
     "/book",
     {
-      schema: { body: newBookSchema, response: { 201: bookEnvelope, ...errors } },
+      schema: {
+        summary: "Add a book",
+        tags: ["books"],
+        security: TOKEN_SECURITY,
+        body: newBookSchema,
+        response: {
+          201: answerSchema(bookSchema, Messages.bookCreated),
+          ...failures(withBody),
+        },
+      },
       config: invalidInput,
     },
     async (request, reply) => {
@@ -66,27 +136,50 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     },
   );
 
-  app.get(
+  app.get<{ Querystring: ListParameters }>(
     "/books",
     {
       schema: {
-        response: { 200: envelopeSchema({ type: "array", items: bookSchema }), ...errors },
+        summary: "List books in id order: all of them, or a page, or those matching filters",
+        tags: ["books"],
+        security: TOKEN_SECURITY,
+        querystring: listParametersSchema,
+        response: {
+          200: answerSchema({ type: "array", items: bookSchema }, Messages.booksRetrieved),
+          ...failures({ ...common, 400: [Messages.invalidInput, Messages.badRequest] }),
+        },
       },
+      config: invalidInput,
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      const parameters = request.query;
+      const filters = listFilters(parameters);
+      if (filters === undefined) return respond(reply, 400, Messages.invalidInput);
+      reply.type("application/json; charset=utf-8");
+      if (parameters.limit !== undefined) {
+        const limit = Number(parameters.limit);
+        const page = await store.list({ ...filters, limit });
+        if (page.count === limit) {
+          const next = await store.list({ ...filters, after: page.lastId, limit: 1 });
+          if (next.count > 0) {
+            const link = new URLSearchParams({ ...parameters, after: String(page.lastId) });
+            reply.header("link", `</books?${link}>; rel="next"`);
+          }
+        }
+        return reply.send(`${LISTING_PREFIX}${page.json}]}`);
+      }
       // Pages are gathered up to a budget before answering: a listing that fits goes out as one
       // body (and a store that is down still gets a 503); a longer one streams the rest.
-      reply.type("application/json; charset=utf-8");
       const pages: BookPage[] = [];
       let bytes = 0;
-      for (let after = 0; ; ) {
-        const page = await store.list(after, LIST_PAGE_SIZE);
+      for (let after = filters.after; ; ) {
+        const page = await store.list({ ...filters, after, limit: LIST_PAGE_SIZE });
         pages.push(page);
         bytes += page.json.length;
         if (page.count < LIST_PAGE_SIZE) return reply.send(wholeListing(pages));
         after = page.lastId;
         if (bytes >= BUFFERED_LISTING_BYTES) {
-          return reply.send(Readable.from(listingTail(store, pages, after)));
+          return reply.send(Readable.from(listingTail(store, filters, pages, after)));
         }
       }
     },
@@ -94,7 +187,13 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
 
   app.get<{ Params: { id: string } }>(
     "/book/:id",
-    { schema: { params: idParams, response: { 200: bookEnvelope, ...errors } } },
+    {
+      schema: {
+        ...book,
+        summary: "Read one book",
+        response: { 200: answerSchema(bookSchema, Messages.bookRetrieved), ...failures(withId) },
+      },
+    },
     async (request, reply) => {
       const id = parseBookId(request.params.id);
       const book = id === undefined ? undefined : await store.get(id);
@@ -107,9 +206,13 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     "/book/:id",
     {
       schema: {
-        params: idParams,
+        ...book,
+        summary: "Change some or all of a book's fields",
         body: bookChangesSchema,
-        response: { 200: bookEnvelope, ...errors },
+        response: {
+          200: answerSchema(bookSchema, Messages.bookUpdated),
+          ...failures({ ...withId, ...withBody, 400: withBody[400] }),
+        },
       },
       // The specification looks the book up before it examines the body, so validation
       // failures are judged in the handler: a missing book is 404 whatever the body.
@@ -135,7 +238,14 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
   app.delete<{ Params: { id: string } }>(
     "/book/:id",
     {
-      schema: { params: idParams, response: { 200: envelopeSchema({ type: "null" }), ...errors } },
+      schema: {
+        ...book,
+        summary: "Delete a book",
+        response: {
+          200: answerSchema({ type: "null" }, Messages.bookDeleted),
+          ...failures(withId),
+        },
+      },
     },
     async (request, reply) => {
       const id = parseBookId(request.params.id);
@@ -157,10 +267,10 @@ const joinPages = (pages: BookPage[]) =>
  * one page whatever the size of the catalogue, and the next page is read only when the
  * client has taken the last one.
  */
-async function* listingTail(store: BookStore, head: BookPage[], after: number) {
+async function* listingTail(store: BookStore, filters: Filters, head: BookPage[], after: number) {
   yield `${LISTING_PREFIX}${joinPages(head)}`;
   for (let last = after; ; ) {
-    const page = await store.list(last, LIST_PAGE_SIZE);
+    const page = await store.list({ ...filters, after: last, limit: LIST_PAGE_SIZE });
     if (page.count > 0) yield `,${page.json}`;
     if (page.count < LIST_PAGE_SIZE) break;
     last = page.lastId;

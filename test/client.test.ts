@@ -1,0 +1,109 @@
+// The typed client, against the real service.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type Book, CatalogueError, createClient } from "../src/client.js";
+import { Messages } from "../src/envelope.js";
+import { type Service, startService } from "./service.js";
+
+const CREDENTIALS = { username: "librarian", password: "client-test-password" };
+const ENV = {
+  HOST: "127.0.0.1",
+  AUTH_USERNAME: CREDENTIALS.username,
+  AUTH_PASSWORD: CREDENTIALS.password,
+  LOG_LEVEL: "info",
+};
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("createClient", () => {
+  let dir: string;
+  let port: number;
+  let service: Service;
+  const start = (secret: string) =>
+    startService(
+      {
+        ...ENV,
+        PORT: String(port),
+        DB_URL: `sqlite:${join(dir, "books.db")}`,
+        SECRET_TOKEN: secret,
+      },
+      { direct: true },
+    );
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "books-client-"));
+    port = await freePort();
+    service = await start("first-secret-of-at-least-32-bytes-long");
+  });
+  after(async () => {
+    await service.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("creates, reads, updates and deletes typed books", async () => {
+    const client = createClient({ baseUrl: `${service.url}/`, ...CREDENTIALS });
+    const created: Book = await client.createBook({
+      title: "Emma",
+      author: "Jane Austen",
+      year: 1815,
+    });
+    assert.deepEqual(await client.getBook(created.id), created);
+    assert.deepEqual(await client.updateBook(created.id, { year: 1816 }), {
+      ...created,
+      year: 1816,
+    });
+    await client.deleteBook(created.id);
+    await assert.rejects(client.getBook(created.id), (error: unknown) => {
+      assert.ok(error instanceof CatalogueError);
+      assert.equal(error.status, 404);
+      assert.equal(error.message, Messages.bookNotFound);
+      return true;
+    });
+  });
+
+  test("refusals carry the status and message", async () => {
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    await assert.rejects(
+      client.createBook({ title: "", author: "A", year: 1 }),
+      new CatalogueError(400, Messages.invalidInput),
+    );
+    const wrong = createClient({ baseUrl: service.url, username: "librarian", password: "nope" });
+    await assert.rejects(wrong.token(), new CatalogueError(401, Messages.invalidCredentials));
+  });
+
+  test("pages follow one another, and books() walks them all", async () => {
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    const made = [];
+    for (let i = 0; i < 12; i++) {
+      made.push(await client.createBook({ title: `Vol. ${i}`, author: "Proust", year: 1913 + i }));
+    }
+    const first = await client.listPage({ author: "Proust", limit: 5 });
+    assert.deepEqual(first.books, made.slice(0, 5));
+    assert.deepEqual(first.next, { author: "Proust", limit: 5, after: made[4]?.id });
+    const walked = [];
+    for await (const book of client.books({ author: "Proust", limit: 5 })) walked.push(book);
+    assert.deepEqual(walked, made);
+    const found = [];
+    for await (const book of client.books({ q: "vol. 1" })) found.push(book.title);
+    assert.deepEqual(found, ["Vol. 1", "Vol. 10", "Vol. 11"]);
+  });
+
+  test("a token refused (the service restarted with a new secret) is renewed once, transparently", async () => {
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    const book = await client.createBook({ title: "Nana", author: "Zola", year: 1880 });
+    const before = await client.token();
+    await service.stop();
+    service = await start("second-secret-of-at-least-32-bytes-long");
+    assert.deepEqual(await client.getBook(book.id), book);
+    assert.notEqual(await client.token(), before);
+  });
+});

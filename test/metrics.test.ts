@@ -1,0 +1,82 @@
+// Prometheus metrics: requests and latency by route and status, store errors, the process.
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { test } from "node:test";
+import { createRedisLoginLimiter } from "../src/auth/redis-login-limiter.js";
+import { createMetrics } from "../src/metrics.js";
+import { buildTestApp, call, tokenFor } from "./helpers.js";
+import { startService } from "./service.js";
+
+test("requests are counted by method, route pattern and status, with their time", async () => {
+  const metrics = createMetrics();
+  const app = await buildTestApp({ metrics });
+  const token = await tokenFor(app);
+  const { data } = (
+    await call<{ id: number }>(app, "POST", "/book", {
+      token,
+      body: { title: "Dune", author: "Frank Herbert", year: 1965 },
+    })
+  ).body;
+  await call(app, "GET", `/book/${data?.id}`, { token });
+  await call(app, "GET", "/book/424242", { token });
+  await call(app, "GET", "/book/424243", { token });
+  await call(app, "GET", "/nowhere");
+  await app.close();
+  const text = await metrics.registry.metrics();
+  const count = (labels: string) =>
+    Number(new RegExp(`book_catalogue_http_requests_total\\{${labels}\\} (\\d+)`).exec(text)?.[1]);
+  assert.equal(count('method="GET",route="/book/:id",status="200"'), 1);
+  assert.equal(count('method="GET",route="/book/:id",status="404"'), 2);
+  assert.equal(count('method="POST",route="/book",status="201"'), 1);
+  assert.equal(count('method="POST",route="/token",status="200"'), 1);
+  assert.equal(count('method="GET",route="unmatched",status="404"'), 1);
+  assert.match(
+    text,
+    /book_catalogue_http_request_duration_seconds_bucket\{le="0.001",method="GET",route="\/book\/:id",status="200"\}/,
+  );
+  assert.match(text, /process_cpu_user_seconds_total/);
+});
+
+test("store failures are counted", async () => {
+  const metrics = createMetrics();
+  // Logins count failures in a Redis that cannot be reached: a real 503.
+  const app = await buildTestApp({
+    metrics,
+    limiter: createRedisLoginLimiter("redis://127.0.0.1:1", 5, 60),
+  });
+  assert.equal(
+    (await call(app, "POST", "/token", { body: { username: "a", password: "b" } })).status,
+    503,
+  );
+  await app.close();
+  assert.match(
+    await metrics.registry.metrics(),
+    /book_catalogue_store_errors_total\{kind="unavailable"\} 1/,
+  );
+});
+
+test("METRICS_PORT serves /metrics on a port of its own; the API port does not", async () => {
+  const free = createServer();
+  await new Promise<void>((resolve) => free.listen(0, "127.0.0.1", resolve));
+  const metricsPort = (free.address() as { port: number }).port;
+  await new Promise((resolve) => free.close(resolve));
+  const service = await startService(
+    { HOST: "127.0.0.1", PORT: "0", DB_URL: "sqlite::memory:", METRICS_PORT: String(metricsPort) },
+    { direct: true },
+  );
+  try {
+    await fetch(`${service.url}/health`);
+    const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type") ?? "", /^text\/plain/);
+    const text = await response.text();
+    assert.match(
+      text,
+      /book_catalogue_http_requests_total\{method="GET",route="\/health",status="200"\} 1/,
+    );
+    assert.match(text, /nodejs_heap_size_used_bytes/);
+    assert.equal((await fetch(`${service.url}/metrics`)).status, 404);
+  } finally {
+    assert.equal(await service.stop(), 0);
+  }
+});
