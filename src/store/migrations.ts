@@ -29,35 +29,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    // Listing filters. q: trigram indexes make a case-insensitive substring search of title
-    // and author fast at a million books; author and year: plain indexes ending in the id, so
-    // a filtered page is an index range read in id order.
+    // Listing filters by author and year: indexes ending in the id, so a filtered page is an
+    // index range read in id order. Text search (q) scans in id order and stops when a page
+    // is full: a trigram index was measured to cost 40 % of POST throughput on SQLite.
     sqlite: `
       CREATE INDEX books_author_id ON books (author, id);
-      CREATE INDEX books_year_id ON books (year, id);
-      CREATE VIRTUAL TABLE books_text USING fts5(
-        title, author, content='books', content_rowid='id', tokenize='trigram'
-      );
-      INSERT INTO books_text (rowid, title, author) SELECT id, title, author FROM books;
-      CREATE TRIGGER books_text_insert AFTER INSERT ON books BEGIN
-        INSERT INTO books_text (rowid, title, author) VALUES (new.id, new.title, new.author);
-      END;
-      CREATE TRIGGER books_text_delete AFTER DELETE ON books BEGIN
-        INSERT INTO books_text (books_text, rowid, title, author)
-          VALUES ('delete', old.id, old.title, old.author);
-      END;
-      CREATE TRIGGER books_text_update AFTER UPDATE OF title, author ON books BEGIN
-        INSERT INTO books_text (books_text, rowid, title, author)
-          VALUES ('delete', old.id, old.title, old.author);
-        INSERT INTO books_text (rowid, title, author) VALUES (new.id, new.title, new.author);
-      END;`,
-    // pg_trgm lives in public, so a schema dropped with CASCADE never takes it along.
+      CREATE INDEX books_year_id ON books (year, id);`,
     postgres: `
-      CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
       CREATE INDEX books_author_id ON books (author, id);
-      CREATE INDEX books_year_id ON books (year, id);
-      CREATE INDEX books_title_trgm ON books USING gin (title public.gin_trgm_ops);
-      CREATE INDEX books_author_trgm ON books USING gin (author public.gin_trgm_ops);`,
+      CREATE INDEX books_year_id ON books (year, id);`,
   },
 ];
 

@@ -80,7 +80,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       run(async () => {
         const conditions = [sql`id > ${query.after}`];
         if (query.q !== undefined) {
-          // Trigram indexes serve ILIKE; the text is matched literally.
+          // Matched literally, in any case, scanning in id order until the page is full.
           const pattern = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
           conditions.push(sql`(title ILIKE ${pattern} OR author ILIKE ${pattern})`);
         }

@@ -177,28 +177,21 @@ export function openSqliteStore(path: string): BookStore {
   };
 }
 
-/** What shapes a listing statement: which filters it has, and how it finds text. */
+/** What shapes a listing statement: which filters it has. */
 interface ListKind {
-  text: "none" | "index" | "scan";
+  text: boolean;
   author: boolean;
   year: boolean;
 }
 
-// The trigram index finds substrings of three characters or more; shorter ones are scanned.
-const MIN_INDEXED_TEXT = 3;
-
 function listParameters(query: BookQuery) {
   const parameters: Record<string, unknown> = { after: query.after, limit: query.limit };
-  let text: ListKind["text"] = "none";
-  if (query.q !== undefined) {
-    text = [...query.q].length >= MIN_INDEXED_TEXT ? "index" : "scan";
-    if (text === "index") parameters.match = `"${query.q.replaceAll('"', '""')}"`;
-    else parameters.like = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
-  }
+  // LIKE ignores case for ASCII letters; the text is matched literally.
+  if (query.q !== undefined) parameters.like = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
   if (query.author !== undefined) parameters.author = query.author;
   if (query.year !== undefined) parameters.year = query.year;
   const kind: ListKind = {
-    text,
+    text: query.q !== undefined,
     author: query.author !== undefined,
     year: query.year !== undefined,
   };
@@ -206,22 +199,14 @@ function listParameters(query: BookQuery) {
 }
 
 function listSql(kind: ListKind): string {
-  // With text to find, the trigram index drives the query in id order, so a page stops as
-  // soon as it is full however common the text.
-  const from = kind.text === "index" ? "books_text t JOIN books b ON b.id = t.rowid" : "books b";
-  const conditions = [kind.text === "index" ? "t.rowid > @after" : "b.id > @after"];
-  if (kind.text === "index") conditions.push("books_text MATCH @match");
-  if (kind.text === "scan") {
-    conditions.push("(b.title LIKE @like ESCAPE '\\' OR b.author LIKE @like ESCAPE '\\')");
-  }
-  if (kind.author) conditions.push("b.author = @author");
-  if (kind.year) conditions.push("b.year = @year");
-  const order = kind.text === "index" ? "t.rowid" : "b.id";
+  const conditions = ["id > @after"];
+  if (kind.text) conditions.push("(title LIKE @like ESCAPE '\\' OR author LIKE @like ESCAPE '\\')");
+  if (kind.author) conditions.push("author = @author");
+  if (kind.year) conditions.push("year = @year");
   return `SELECT coalesce(group_concat(json, ',' ORDER BY id), '') AS json, count(*) AS count,
       coalesce(max(id), 0) AS lastId
-    FROM (SELECT b.id AS id,
-            json_object('id', b.id, 'title', b.title, 'author', b.author, 'year', b.year) AS json
-          FROM ${from} WHERE ${conditions.join(" AND ")} ORDER BY ${order} LIMIT @limit)`;
+    FROM (SELECT id, json_object('id', id, 'title', title, 'author', author, 'year', year) AS json
+          FROM books WHERE ${conditions.join(" AND ")} ORDER BY id LIMIT @limit)`;
 }
 
 function migrate(db: Database.Database): void {
