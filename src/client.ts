@@ -3,14 +3,9 @@
  * renewed before it expires; every failure is a CatalogueError with the status and message.
  */
 
-export interface Book {
-  id: number;
-  title: string;
-  author: string;
-  year: number;
-}
-export type NewBook = Omit<Book, "id">;
-export type BookChanges = Partial<NewBook>;
+import type { Book, BookChanges, NewBook } from "./books/book.js";
+
+export type { Book, BookChanges, NewBook };
 
 /** GET /books parameters; all optional. */
 export interface ListQuery {
