@@ -21,7 +21,7 @@ const selected = (name: string) =>
 // Many short rounds: each service run is paired with the baseline run just before it, and the
 // ratio reported is the median of those pairs, so drift of the machine's speed cancels out.
 const PLAN = QUICK
-  ? { warmupSeconds: 1, seconds: 1, rounds: 3 }
+  ? { warmupSeconds: 1, seconds: 1, rounds: 2 }
   : { warmupSeconds: 2, seconds: 4, rounds: 5 };
 const CONNECTIONS = 50;
 const USERNAME = "bench";
