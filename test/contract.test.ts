@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../src/app.js";
 import type { Book } from "../src/books/book.js";
-import { LIST_PAGE_SIZE } from "../src/books/routes.js";
+import { BUFFERED_LISTING_BYTES, LIST_PAGE_SIZE } from "../src/books/routes.js";
 import { Messages } from "../src/envelope.js";
 import {
   type Answer,
@@ -203,6 +203,32 @@ for (const kind of await storesUnderTest()) {
         assert.equal(
           (await listed()).find((b) => b.id === book.id),
           undefined,
+        );
+      });
+
+      test("a listing past the buffering budget streams, whole and in order", async () => {
+        // 500-character titles: three full pages are well past the budget.
+        const title = (i: number) => `${String(i).padStart(5, "0")} ${"t".repeat(494)}`;
+        for (let i = 0; i < 3 * LIST_PAGE_SIZE + 7; i++) {
+          await opened.store.create({ title: title(i), author: "Long", year: 1 });
+        }
+        const response = await app.inject({
+          method: "GET",
+          url: "/books",
+          headers: { authorization: token },
+        });
+        assert.ok(response.body.length > BUFFERED_LISTING_BYTES);
+        assert.equal(response.headers["content-length"], undefined, "streamed, not buffered");
+        const books = (JSON.parse(response.body) as { data: Book[] }).data;
+        const ids = books.map((b) => b.id);
+        assert.deepEqual(
+          ids,
+          [...new Set(ids)].sort((a, b) => a - b),
+        );
+        const long = books.filter((b) => b.author === "Long").map((b) => b.title);
+        assert.deepEqual(
+          long,
+          Array.from({ length: 3 * LIST_PAGE_SIZE + 7 }, (_, i) => title(i)),
         );
       });
 
