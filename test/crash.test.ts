@@ -8,16 +8,17 @@ import { describe, test } from "node:test";
 import Database from "better-sqlite3";
 import type { Book } from "../src/books/book.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
-import { type Service, startService } from "./service.js";
+import { login, request, type Service, startService } from "./service.js";
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
 const WORKERS = 12;
+const CREDENTIALS = { username: "crash", password: "crash-password" };
 const ENV = {
   HOST: "127.0.0.1",
   PORT: "0",
   SECRET_TOKEN: "crash-test-secret-of-at-least-32-bytes",
-  AUTH_USERNAME: "crash",
-  AUTH_PASSWORD: "crash-password",
+  AUTH_USERNAME: CREDENTIALS.username,
+  AUTH_PASSWORD: CREDENTIALS.password,
   LOG_LEVEL: "info",
 };
 
@@ -28,6 +29,7 @@ type InFlight =
   | { kind: "update"; before: Book; after: Book }
   | { kind: "delete"; before: Book };
 
+/** A write the test counts on: an answer other than a success is an error, as a lost connection is. */
 async function api<T>(
   service: Service,
   method: string,
@@ -35,22 +37,9 @@ async function api<T>(
   token: string,
   body?: unknown,
 ) {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: token },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const envelope = (await response.json()) as { data: T };
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
-  return envelope.data;
-}
-
-async function login(service: Service): Promise<string> {
-  const data = await api<{ token: string }>(service, "POST", "/token", "", {
-    username: ENV.AUTH_USERNAME,
-    password: ENV.AUTH_PASSWORD,
-  });
-  return data.token;
+  const answer = await request<T>(service, method, path, token, body);
+  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status}`);
+  return answer.body.data as T;
 }
 
 /**
@@ -113,7 +102,7 @@ for (const kind of await storesUnderTest()) {
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-          const token = await login(service);
+          const token = await login(service, CREDENTIALS);
           const settled = new Map(expected);
           const inFlight: InFlight[] = [];
           const workers = Array.from({ length: WORKERS }, (_, w) =>
@@ -124,7 +113,7 @@ for (const kind of await storesUnderTest()) {
           await Promise.all(workers);
 
           const restarted = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-          const restartToken = await login(restarted);
+          const restartToken = await login(restarted, CREDENTIALS);
           const listed = await api<Book[]>(restarted, "GET", "/books", restartToken);
           const actual = new Map(listed.map((b) => [b.id, b]));
           await restarted.stop();

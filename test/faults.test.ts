@@ -8,35 +8,16 @@ import { describe, test } from "node:test";
 import type { Book } from "../src/books/book.js";
 import { Messages } from "../src/envelope.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
-import { type Service, startService } from "./service.js";
+import { login, request, startService } from "./service.js";
 
+const CREDENTIALS = { username: "faults", password: "faults-password" };
 const ENV = {
   HOST: "127.0.0.1",
   PORT: "0",
   SECRET_TOKEN: "faults-test-secret-of-at-least-32-bytes",
-  AUTH_USERNAME: "faults",
-  AUTH_PASSWORD: "faults-password",
+  AUTH_USERNAME: CREDENTIALS.username,
+  AUTH_PASSWORD: CREDENTIALS.password,
 };
-
-async function request(service: Service, method: string, path: string, token = "", body?: unknown) {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: token },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return {
-    status: response.status,
-    body: (await response.json()) as { message: string; data: unknown },
-  };
-}
-
-async function login(service: Service): Promise<string> {
-  const answer = await request(service, "POST", "/token", "", {
-    username: ENV.AUTH_USERNAME,
-    password: ENV.AUTH_PASSWORD,
-  });
-  return (answer.body.data as { token: string }).token;
-}
 
 /** A TCP proxy to PostgreSQL that the test can cut (every connection dropped and refused). */
 async function postgresProxy(target: URL) {
@@ -84,7 +65,7 @@ describe("PostgreSQL goes away while serving", { skip: postgresSkip }, () => {
     viaProxy.port = String(proxy.port);
     const service = await startService({ ...ENV, DB_URL: viaProxy.toString() }, { direct: true });
     try {
-      const token = await login(service);
+      const token = await login(service, CREDENTIALS);
       const acknowledged: Book[] = [];
       for (let i = 0; i < 20; i++) {
         const answer = await request(service, "POST", "/book", token, {
@@ -156,7 +137,7 @@ for (const kind of kinds) {
       const dbUrl = schema?.dbUrl ?? `sqlite:${join(dir, "books.db")}`;
       try {
         const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-        const token = await login(service);
+        const token = await login(service, CREDENTIALS);
         const created: Book[] = [];
         let stopped = false;
         let failures = 0;
@@ -192,9 +173,10 @@ for (const kind of kinds) {
 
         const again = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
         const stored = new Map(
-          ((await request(again, "GET", "/books", await login(again))).body.data as Book[]).map(
-            (b) => [b.id, b],
-          ),
+          (
+            (await request(again, "GET", "/books", await login(again, CREDENTIALS))).body
+              .data as Book[]
+          ).map((b) => [b.id, b]),
         );
         await again.stop();
         const env = { ...ENV, DB_URL: dbUrl };

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import postgres from "postgres";
 import type { Book } from "../src/books/book.js";
-import { type Envelope, Messages } from "../src/envelope.js";
+import { Messages } from "../src/envelope.js";
 import { freshPostgresSchema, storesUnderTest } from "./helpers.js";
-import { type Service, startExpectingFailure, startService } from "./service.js";
+import { login, request, startExpectingFailure, startService } from "./service.js";
 
 const SECRET = "black-box-secret-of-more-than-32-bytes";
 const CREDENTIALS = { username: "librarian", password: "bb-password-7f3a" };
@@ -24,27 +24,6 @@ const BASE_ENV = {
 const start = (env: Record<string, string>) => startService({ ...BASE_ENV, ...env });
 const startFailing = (env: Record<string, string>, timeoutMs?: number) =>
   startExpectingFailure({ ...BASE_ENV, ...env }, timeoutMs);
-
-async function request<T = unknown>(
-  service: Service,
-  method: string,
-  path: string,
-  body?: unknown,
-  token?: string,
-) {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: token ? { authorization: token } : {},
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as Envelope<T> };
-}
-
-async function login(service: Service): Promise<string> {
-  const answer = await request<{ token: string }>(service, "POST", "/token", CREDENTIALS);
-  assert.equal(answer.status, 200);
-  return answer.body.data?.token ?? "";
-}
 
 /** The line of the output that says why start-up failed. */
 function failureLine(output: string): string {
@@ -79,24 +58,22 @@ for (const kind of kinds) {
         data: null,
       });
       assert.equal((await request(first, "GET", "/ready")).status, 200);
-      const token = await login(first);
-      const created = await request<Book>(
-        first,
-        "POST",
-        "/book",
-        { title: "Emma", author: "Jane Austen", year: 1815 },
-        token,
-      );
+      const token = await login(first, CREDENTIALS);
+      const created = await request<Book>(first, "POST", "/book", token, {
+        title: "Emma",
+        author: "Jane Austen",
+        year: 1815,
+      });
       assert.equal(created.status, 201);
       const id = created.body.data?.id;
-      const updated = await request(first, "PUT", `/book/${id}`, { year: 1816 }, token);
+      const updated = await request(first, "PUT", `/book/${id}`, token, { year: 1816 });
       assert.equal(updated.status, 200);
       assert.equal(await first.stop("SIGTERM"), 0);
       assert.match(first.output(), /"msg":"stopped"/);
 
       const second = await start({ DB_URL: dbUrl });
       // Same SECRET_TOKEN: the token from before the restart still works.
-      const read = await request(second, "GET", `/book/${id}`, undefined, token);
+      const read = await request(second, "GET", `/book/${id}`, token);
       assert.deepEqual(read.body.data, {
         id,
         title: "Emma",

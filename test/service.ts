@@ -1,7 +1,9 @@
 // Runs the real `npm start` as a child process, as an operator would.
+import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Envelope } from "../src/envelope.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -74,4 +76,36 @@ export async function startExpectingFailure(env: Record<string, string>, timeout
   const code = await exited;
   clearTimeout(timer);
   return { code, output: output(), ms: Date.now() - started };
+}
+
+/** One request to a running service; the answer's body read as the envelope. */
+export async function request<T = unknown>(
+  service: Service,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+) {
+  const response = await fetch(`${service.url}${path}`, {
+    method,
+    headers: token ? { authorization: token } : {},
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Envelope<T> };
+}
+
+/** A token from a running service; the test fails if the credentials are refused. */
+export async function login(
+  service: Service,
+  credentials: { username: string; password: string },
+): Promise<string> {
+  const answer = await request<{ token: string }>(
+    service,
+    "POST",
+    "/token",
+    undefined,
+    credentials,
+  );
+  assert.equal(answer.status, 200);
+  return answer.body.data?.token ?? "";
 }
