@@ -1,0 +1,34 @@
+// A real headless Chromium (Debian's, driven by playwright-core) for the tests that use the
+// service as a person would, through its pages.
+import { existsSync } from "node:fs";
+import { type Browser, chromium } from "playwright-core";
+
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+/**
+ * Whether browser tests can run: false when they can, else the reason to skip. Under CI=true
+ * a missing Chromium is an error, never a skip (.ci/run installs it).
+ */
+export function browserSkipReason(): string | false {
+  if (existsSync(CHROMIUM)) return false;
+  const reason = `Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`;
+  if (process.env.CI === "true") throw new Error(`${reason}; under CI=true they must run`);
+  return reason;
+}
+
+/** Headless, in a fresh profile, and with none of Chromium's own calls to other hosts. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}

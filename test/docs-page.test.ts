@@ -1,0 +1,116 @@
+// The interactive docs page at /docs, in a real headless Chromium: it renders from the
+// package's own files, and a reader gets a token, authorizes and tries a route.
+import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import type { App } from "../src/app.js";
+import { Messages } from "../src/envelope.js";
+import { browserSkipReason, launchChromium } from "./browser.js";
+import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME, tokenFor } from "./helpers.js";
+
+const skip = browserSkipReason();
+
+describe("the docs page in Chromium", { skip }, () => {
+  let app: App;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  const otherHosts: string[] = [];
+
+  before(async () => {
+    app = await buildTestApp();
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const token = await tokenFor(app);
+    await call(app, "POST", "/book", {
+      token,
+      body: { title: "The Name of the Rose", author: "Umberto Eco", year: 1980 },
+    });
+    browser = await launchChromium();
+    page = await browser.newPage();
+    page.on("request", (request) => {
+      if (!request.url().startsWith(base) && !request.url().startsWith("data:")) {
+        otherHosts.push(request.url());
+      }
+    });
+    await page.goto(`${base}/docs`);
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** The operation's block, opened. */
+  async function tryOut(method: string, path: string) {
+    const block = page.locator(`.opblock-${method}`, {
+      has: page.locator(`.opblock-summary-path[data-path="${path}"]`),
+    });
+    await block.locator(".opblock-summary-control").click();
+    // The page opens every operation ready to try (tryItOutEnabled): Execute is there at once.
+    await block.getByRole("button", { name: "Execute" }).waitFor();
+    return block;
+  }
+
+  /** Executes the opened operation and returns the live answer's code and body. */
+  async function execute(block: ReturnType<Page["locator"]>) {
+    await block.getByRole("button", { name: "Execute" }).click();
+    const live = block.locator(".live-responses-table .response").first();
+    await live.waitFor();
+    const code = (await live.locator(".response-col_status").innerText()).trim();
+    const body = await live.locator(".response-col_description pre").first().innerText();
+    return { code, body: JSON.parse(body) as { status: number; message: string; data: unknown } };
+  }
+
+  test("renders every route from /openapi.json, with no request to another host", async () => {
+    await page.locator(".opblock").first().waitFor();
+    const paths = await page
+      .locator(".opblock-summary-path")
+      .evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-path")));
+    for (const path of ["/token", "/books", "/book", "/book/{id}", "/health", "/ready"]) {
+      assert.ok(paths.includes(path), `${path} is on the page`);
+    }
+    assert.match(await page.locator(".info .title").innerText(), /Book Catalogue Service/);
+    assert.deepEqual(otherHosts, []);
+  });
+
+  test("try it: a token from POST /token, Authorize, then GET /books lists the catalogue", async () => {
+    const tokenBlock = await tryOut("post", "/token");
+    await tokenBlock
+      .locator("textarea.body-param__text")
+      .fill(JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD }));
+    const login = await execute(tokenBlock);
+    assert.equal(login.code, "200");
+    const token = (login.body.data as { token: string }).token;
+    assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+
+    await page.locator(".auth-wrapper .authorize").click();
+    const dialog = page.locator(".dialog-ux");
+    await dialog.locator("input").fill(token);
+    await dialog.locator("button.modal-btn.authorize").click();
+    await dialog.locator("button.modal-btn.btn-done").click();
+
+    const listing = await execute(await tryOut("get", "/books"));
+    assert.equal(listing.code, "200");
+    assert.deepEqual(listing.body, {
+      status: 200,
+      message: Messages.booksRetrieved,
+      data: [{ id: 1, title: "The Name of the Rose", author: "Umberto Eco", year: 1980 }],
+    });
+  });
+
+  test("try it without a token shows the service's 401", async () => {
+    await page.goto(`${base}/docs`);
+    // Authorize was remembered (persistAuthorization); forget it.
+    await page.evaluate("localStorage.clear()");
+    await page.reload();
+    const { code, body } = await execute(
+      await tryOut("get", "/book/{id}").then(async (block) => {
+        await block.locator('input[placeholder="id"]').fill("1");
+        return block;
+      }),
+    );
+    assert.equal(code, "401");
+    assert.deepEqual(body, { status: 401, message: Messages.tokenRequired, data: null });
+  });
+});
