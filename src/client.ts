@@ -1,16 +1,23 @@
 /**
  * A typed client for the Book Catalogue Service: the token is fetched when first needed and
  * renewed before it expires; every failure is a CatalogueError with the status and message.
+ * It runs in Node.js 20+ and in browsers (the librarian's page uses it).
  */
 
 import type { Book, BookChanges, NewBook } from "./books/book.js";
 
 export type { Book, BookChanges, NewBook };
 
+/** A listing's order: by id (the default), title, author or year; a leading - reverses it. */
+export type SortOrder = `${"" | "-"}${"id" | "title" | "author" | "year"}`;
+
 /** GET /books parameters; all optional. */
 export interface ListQuery {
   limit?: number;
+  sort?: SortOrder;
+  /** The cursor: the last book of the previous page (its id, and its sort value). */
   after?: number;
+  afterKey?: string | number;
   q?: string;
   author?: string;
   year?: number;
@@ -18,8 +25,13 @@ export interface ListQuery {
 
 export interface ClientOptions {
   baseUrl: string;
-  username: string;
-  password: string;
+  /** The credentials, to fetch tokens and renew them; without them, only `token` is used. */
+  username?: string;
+  password?: string;
+  /** A token to use while it lasts (one kept by a browser tab, say). */
+  token?: string;
+  /** Called with each token fetched, and when it expires (ms since the epoch). */
+  onToken?: (token: string, expiresAt: number) => void;
 }
 
 export interface BookCatalogueClient {
@@ -58,7 +70,6 @@ const PAGE_SIZE = 500;
 
 export function createClient(options: ClientOptions): BookCatalogueClient {
   const base = options.baseUrl.replace(/\/+$/, "");
-  let current: { token: string; expiresAt: number } | undefined;
 
   async function send<T>(method: string, path: string, body?: unknown, token?: string) {
     const response = await fetch(`${base}${path}`, {
@@ -79,15 +90,21 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
     return { data: envelope.data, link: response.headers.get("link") };
   }
 
+  const { username, password } = options;
+  let current = options.token
+    ? { token: options.token, expiresAt: expiresAt(options.token) }
+    : undefined;
+
   async function token(): Promise<string> {
-    if (current && current.expiresAt - Date.now() > RENEW_BEFORE_MS) return current.token;
-    const { data } = await send<{ token: string }>("POST", "/token", {
-      username: options.username,
-      password: options.password,
-    });
-    const payload = data.token.split(".")[1] ?? "";
-    const { exp } = JSON.parse(Buffer.from(payload, "base64url").toString()) as { exp: number };
-    current = { token: data.token, expiresAt: exp * 1000 };
+    const left = current ? current.expiresAt - Date.now() : 0;
+    if (current && left > RENEW_BEFORE_MS) return current.token;
+    if (username === undefined || password === undefined) {
+      if (current && left > 0) return current.token;
+      throw new CatalogueError(401, "the token has expired and no credentials were given");
+    }
+    const { data } = await send<{ token: string }>("POST", "/token", { username, password });
+    current = { token: data.token, expiresAt: expiresAt(data.token) };
+    options.onToken?.(current.token, current.expiresAt);
     return data.token;
   }
 
@@ -96,22 +113,29 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
     try {
       return await send<T>(method, path, body, await token());
     } catch (error) {
-      if (!(error instanceof CatalogueError) || error.status !== 401) throw error;
+      const renewable = username !== undefined && password !== undefined;
+      if (!(error instanceof CatalogueError) || error.status !== 401 || !renewable) throw error;
       current = undefined;
       return send<T>(method, path, body, await token());
     }
   }
 
   async function listPage(query: ListQuery = {}) {
+    const { afterKey, ...rest } = query;
     const parameters = new URLSearchParams(
-      Object.entries(query).flatMap(([key, value]): [string, string][] =>
-        value === undefined ? [] : [[key, String(value)]],
+      Object.entries({ ...rest, after_key: afterKey }).flatMap(
+        ([key, value]): [string, string][] => (value === undefined ? [] : [[key, String(value)]]),
       ),
     );
     const suffix = parameters.size > 0 ? `?${parameters}` : "";
     const { data, link } = await authorized<Book[]>("GET", `/books${suffix}`);
-    const after = link ? /[?&]after=(\d+)/.exec(link)?.[1] : undefined;
-    return { books: data, next: after ? { ...query, after: Number(after) } : undefined };
+    const target = link ? /^<([^>]*)>/.exec(link)?.[1] : undefined;
+    if (target === undefined) return { books: data, next: undefined };
+    const cursor = new URL(target, "http://link").searchParams;
+    const next: ListQuery = { ...query, after: Number(cursor.get("after")) };
+    const key = cursor.get("after_key");
+    if (key !== null) next.afterKey = key;
+    return { books: data, next };
   }
 
   return {
@@ -132,4 +156,15 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       }
     },
   };
+}
+
+/** When a token expires (ms since the epoch), read from its payload; 0 when unreadable. */
+function expiresAt(token: string): number {
+  try {
+    const payload = (token.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/");
+    const { exp } = JSON.parse(atob(payload)) as { exp?: unknown };
+    return typeof exp === "number" ? exp * 1000 : 0;
+  } catch {
+    return 0;
+  }
 }

@@ -95,6 +95,44 @@ describe("createClient", () => {
     const found = [];
     for await (const book of client.books({ q: "vol. 1" })) found.push(book.title);
     assert.deepEqual(found, ["Vol. 1", "Vol. 10", "Vol. 11"]);
+    const newestFirst = await client.listPage({ author: "Proust", sort: "-year", limit: 5 });
+    assert.deepEqual(newestFirst.books, made.slice(7).reverse());
+    assert.deepEqual(newestFirst.next, {
+      author: "Proust",
+      sort: "-year",
+      limit: 5,
+      after: made[7]?.id,
+      afterKey: String(made[7]?.year),
+    });
+    const sorted = [];
+    for await (const book of client.books({ author: "Proust", sort: "-year", limit: 5 })) {
+      sorted.push(book);
+    }
+    assert.deepEqual(sorted, [...made].reverse());
+  });
+
+  test("with a token and no credentials: the token is used, and reported as it arrives", async () => {
+    const fetched: { token: string; expiresAt: number }[] = [];
+    const withCredentials = createClient({
+      baseUrl: service.url,
+      ...CREDENTIALS,
+      onToken: (token, expiresAt) => fetched.push({ token, expiresAt }),
+    });
+    const token = await withCredentials.token();
+    assert.equal(fetched[0]?.token, token);
+    const fifteenMinutes = Date.now() + 15 * 60_000;
+    assert.ok(Math.abs((fetched[0]?.expiresAt ?? 0) - fifteenMinutes) < 5_000);
+
+    const tokenOnly = createClient({ baseUrl: service.url, token });
+    const book = await tokenOnly.createBook({ title: "Germinal", author: "Zola", year: 1885 });
+    assert.deepEqual(await tokenOnly.getBook(book.id), book);
+    const refused = createClient({ baseUrl: service.url, token: `${token}x` });
+    await assert.rejects(refused.getBook(book.id), new CatalogueError(401, Messages.invalidToken));
+    const none = createClient({ baseUrl: service.url });
+    await assert.rejects(none.getBook(book.id), (error: unknown) => {
+      assert.ok(error instanceof CatalogueError);
+      return error.status === 401;
+    });
   });
 
   test("a token refused (the service restarted with a new secret) is renewed once, transparently", async () => {

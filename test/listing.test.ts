@@ -1,4 +1,4 @@
-// GET /books with the optional listing parameters: limit, after, q, author, year.
+// GET /books with the optional listing parameters: limit, after, q, author, year, sort.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../src/app.js";
@@ -133,5 +133,124 @@ for (const kind of await storesUnderTest()) {
       const answer = await call(app, "GET", "/books?limit=0");
       assert.equal(answer.status, 401);
     });
+  });
+
+  describe(`sorted listings on ${kind.name}`, { skip: kind.skip }, () => {
+    let opened: OpenedStore;
+    let app: App;
+    let token: string;
+    const books: Book[] = [];
+    const list = (query: string) => call<Book[]>(app, "GET", `/books${query}`, { token });
+
+    /** Every page of a listing, following Link rel=next. */
+    async function walk(first: string): Promise<{ books: Book[]; links: string[] }> {
+      const seen: Book[] = [];
+      const links: string[] = [];
+      for (let next: string | undefined = first; next; ) {
+        const answer: Answer<Book[]> = await call<Book[]>(app, "GET", next, { token });
+        assert.equal(answer.status, 200, answer.raw);
+        seen.push(...(answer.body.data as Book[]));
+        const link = answer.headers.link as string | undefined;
+        if (link) links.push(link);
+        next = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined;
+      }
+      return { books: seen, links };
+    }
+
+    // What a librarian expects: titles and authors in alphabetical order whatever their case,
+    // equal values in id order.
+    const by = (field: "id" | "title" | "author" | "year", descending = false) => {
+      const value = (b: Book) => (typeof b[field] === "string" ? b[field].toLowerCase() : b[field]);
+      return [...books].sort((a, b) => {
+        const [x, y] = [value(a), value(b)];
+        const order = x < y ? -1 : x > y ? 1 : a.id - b.id;
+        return descending ? -order : order;
+      });
+    };
+
+    before(async () => {
+      opened = await kind.open();
+      app = await buildTestApp({ store: opened.store });
+      token = await tokenFor(app);
+      const titles = ["dune", "Emma", "beloved", "Dune", "ulysses", "Beloved", "emma", "Zazie"];
+      const authors = ["le Guin", "Austen", "Morrison", "Herbert", "Joyce", "Atwood"];
+      for (let i = 0; i < 23; i++) {
+        const book = {
+          title: `${titles[i % titles.length]}${i % 3 === 0 ? "" : ` ${i % 4}`}`,
+          author: authors[i % authors.length] as string,
+          year: 1900 + ((i * 7) % 5),
+        };
+        books.push(
+          (await call<Book>(app, "POST", "/book", { token, body: book })).body.data as Book,
+        );
+      }
+    });
+    after(async () => {
+      await app?.close();
+      await opened?.dispose();
+    });
+
+    for (const field of ["id", "title", "author", "year"] as const) {
+      for (const descending of [false, true]) {
+        const sort = `${descending ? "-" : ""}${field}`;
+        test(`sort=${sort}: whole, and page by page with the cursor in the Link`, async () => {
+          const expected = by(field, descending);
+          assert.deepEqual((await list(`?sort=${sort}`)).body.data, expected);
+          const { books: paged, links } = await walk(`/books?sort=${sort}&limit=5`);
+          assert.deepEqual(paged, expected);
+          assert.equal(links.length, 4);
+          const last = expected[4] as Book;
+          const key =
+            field === "id" ? "" : `&${new URLSearchParams({ after_key: `${last[field]}` })}`;
+          assert.equal(
+            links[0],
+            `</books?sort=${sort}&limit=5&after=${last.id}${key}>; rel="next"`,
+          );
+        });
+      }
+    }
+
+    test("a sorted walk goes on when the book its cursor names is deleted", async () => {
+      const first = await list("?sort=title&limit=4");
+      const next = /^<([^>]+)>/.exec(first.headers.link as string)?.[1] as string;
+      const cursorBook = (first.body.data as Book[])[3] as Book;
+      assert.equal((await call(app, "DELETE", `/book/${cursorBook.id}`, { token })).status, 200);
+      books.splice(
+        books.findIndex((b) => b.id === cursorBook.id),
+        1,
+      );
+      const rest = await walk(next);
+      assert.deepEqual([...(first.body.data as Book[]).slice(0, 3), ...rest.books], by("title"));
+    });
+
+    test("sort with filters: Morrison's books by year, newest first", async () => {
+      const answer = await list("?author=Morrison&sort=-year");
+      const expected = by("year", true).filter((b) => b.author === "Morrison");
+      assert.ok(expected.length > 1);
+      assert.deepEqual(answer.body.data, expected);
+      const found = await walk("/books?q=EMMA&sort=author&limit=2");
+      assert.deepEqual(
+        found.books,
+        by("author").filter((b) => b.title.toLowerCase().includes("emma")),
+      );
+    });
+
+    for (const query of [
+      "?sort=name",
+      "?sort=TITLE",
+      "?sort=--title",
+      "?sort=title&sort=year",
+      "?sort=title&after=3",
+      "?sort=title&after_key=Dune",
+      "?after=3&after_key=Dune",
+      "?sort=id&after=3&after_key=3",
+      "?sort=year&after=3&after_key=nineteen",
+      "?sort=title&after=3&after_key=",
+    ]) {
+      test(`400 Invalid input for ${query}`, async () => {
+        const answer = await list(query);
+        assert.deepEqual(answer.body, { status: 400, message: Messages.invalidInput, data: null });
+      });
+    }
   });
 }

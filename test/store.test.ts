@@ -112,6 +112,7 @@ for (const kind of kinds) {
         json: "",
         count: 0,
         lastId: 0,
+        lastKey: null,
       });
     });
 

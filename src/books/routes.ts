@@ -4,7 +4,13 @@ import { requireToken } from "../auth/require-token.js";
 import type { TokenService } from "../auth/tokens.js";
 import { TOKEN_SECURITY } from "../docs.js";
 import { answerSchema, failures, Messages, respond } from "../envelope.js";
-import type { BookPage, BookQuery, BookStore } from "../store/store.js";
+import {
+  type BookPage,
+  type BookQuery,
+  type BookStore,
+  SORT_FIELDS,
+  type SortField,
+} from "../store/store.js";
 import {
   AUTHOR_MAX,
   type BookChanges,
@@ -15,8 +21,11 @@ import {
   parseBookId,
   pickChanges,
   pickNewBook,
+  TITLE_MAX,
   textSchema,
 } from "./book.js";
+
+const YEAR_PATTERN = "^-?(0|[1-9][0-9]{0,3})$";
 
 export interface BookRoutesOptions {
   store: BookStore;
@@ -44,8 +53,12 @@ interface ListParameters {
   q?: string;
   author?: string;
   year?: string;
+  sort?: string;
+  after_key?: string;
 }
 type Filters = Omit<BookQuery, "limit">;
+
+const SORTS = SORT_FIELDS.flatMap((field) => [field, `-${field}`]);
 
 // Strings, checked by pattern: a number-like value must be written plainly, and a parameter
 // given twice (an array) is refused.
@@ -67,16 +80,38 @@ const listParametersSchema = {
       description: "Text found in the title or the author, in any case",
     },
     author: { ...textSchema(AUTHOR_MAX), description: "The author, exactly" },
-    year: { type: "string", pattern: "^-?(0|[1-9][0-9]{0,3})$", description: "The year" },
+    year: { type: "string", pattern: YEAR_PATTERN, description: "The year" },
+    sort: {
+      type: "string",
+      enum: SORTS,
+      description:
+        "The order: id (the default), title, author or year, then id; a leading - reverses it. Titles and authors sort without regard to case",
+    },
+    after_key: {
+      ...textSchema(TITLE_MAX),
+      description:
+        "With a sort by title, author or year and `after`: that book's title, author or year. The Link to the next page carries both",
+    },
   },
 } as const;
 
-/** The filters a valid query names; undefined when `after` is beyond any id. */
+/**
+ * The filters a valid query names; undefined when `after` is beyond any id, or when the cursor
+ * does not fit the order (a sort by a field continues from `after` with its `after_key`).
+ */
 function listFilters(parameters: ListParameters): Filters | undefined {
   const after =
     parameters.after === undefined || parameters.after === "0" ? 0 : parseBookId(parameters.after);
   if (after === undefined) return undefined;
-  const filters: Filters = { after };
+  const sort = (parameters.sort?.replace(/^-/, "") ?? "id") as SortField;
+  const key = parameters.after_key;
+  if ((sort !== "id" && after !== 0) !== (key !== undefined)) return undefined;
+  const filters: Filters = { after, sort, descending: parameters.sort?.startsWith("-") === true };
+  if (key !== undefined) {
+    if (sort !== "year") filters.afterKey = key;
+    else if (new RegExp(YEAR_PATTERN).test(key)) filters.afterKey = Number(key);
+    else return undefined;
+  }
   if (parameters.q !== undefined) filters.q = parameters.q;
   if (parameters.author !== undefined) filters.author = parameters.author;
   if (parameters.year !== undefined) filters.year = Number(parameters.year);
@@ -140,7 +175,8 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     "/books",
     {
       schema: {
-        summary: "List books in id order: all of them, or a page, or those matching filters",
+        summary:
+          "List books: all of them, or a page, in id order or sorted, or those matching filters",
         tags: ["books"],
         security: TOKEN_SECURITY,
         querystring: listParametersSchema,
@@ -160,9 +196,11 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
         const limit = Number(parameters.limit);
         const page = await store.list({ ...filters, limit });
         if (page.count === limit) {
-          const next = await store.list({ ...filters, after: page.lastId, limit: 1 });
+          const cursor = pageCursor(page);
+          const next = await store.list({ ...filters, ...cursor, limit: 1 });
           if (next.count > 0) {
             const link = new URLSearchParams({ ...parameters, after: String(page.lastId) });
+            if (cursor.afterKey !== undefined) link.set("after_key", String(cursor.afterKey));
             reply.header("link", `</books?${link}>; rel="next"`);
           }
         }
@@ -262,13 +300,17 @@ const joinPages = (pages: BookPage[]) =>
     .map((page) => page.json)
     .join(",");
 
-/** The pages a listing's filters select, in id order, read one at a time as they are taken. */
+/** Where the page after this one starts. */
+const pageCursor = (page: BookPage) =>
+  page.lastKey === null ? { after: page.lastId } : { after: page.lastId, afterKey: page.lastKey };
+
+/** The pages a listing's filters select, in order, read one at a time as they are taken. */
 async function* pagesOf(store: BookStore, filters: Filters): AsyncGenerator<BookPage> {
-  for (let after = filters.after; ; ) {
-    const page = await store.list({ ...filters, after, limit: LIST_PAGE_SIZE });
+  for (let query = filters; ; ) {
+    const page = await store.list({ ...query, limit: LIST_PAGE_SIZE });
     yield page;
     if (page.count < LIST_PAGE_SIZE) return;
-    after = page.lastId;
+    query = { ...filters, ...pageCursor(page) };
   }
 }
 

@@ -39,6 +39,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX books_author_id ON books (author, id);
       CREATE INDEX books_year_id ON books (year, id);`,
   },
+  {
+    version: 3,
+    // Listing sorts by title, author or year, then id. Titles and authors sort without regard
+    // to case, so their indexes are built that way; the author index without case also serves
+    // the exact author filter (the rows it finds are checked again), so it replaces v2's.
+    // PostgreSQL compares lower() bytes ("C"), the same order SQLite's NOCASE gives ASCII.
+    sqlite: `
+      DROP INDEX books_author_id;
+      CREATE INDEX books_author_nocase_id ON books (author COLLATE NOCASE, id);
+      CREATE INDEX books_title_nocase_id ON books (title COLLATE NOCASE, id);`,
+    postgres: `
+      DROP INDEX books_author_id;
+      CREATE INDEX books_author_lower_id ON books ((lower(author) COLLATE "C"), id);
+      CREATE INDEX books_title_lower_id ON books ((lower(title) COLLATE "C"), id);`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,7 +1,13 @@
 import postgres from "postgres";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 import { pendingMigrations } from "./migrations.js";
-import { type BookPage, type BookStore, StoreOpenError, StoreUnavailableError } from "./store.js";
+import {
+  type BookPage,
+  type BookStore,
+  type SortField,
+  StoreOpenError,
+  StoreUnavailableError,
+} from "./store.js";
 
 export interface PostgresOptions {
   poolSize: number;
@@ -68,6 +74,22 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     throw new StoreOpenError(`${reason} (${detail})`, { cause: error });
   }
 
+  type Fragment = postgres.PendingQuery<postgres.Row[]>;
+  const and = (all: Fragment, condition: Fragment) => sql`${all} AND ${condition}`;
+  // Each order's sort key, as its index is built, and a cursor's value made comparable to it.
+  // Titles and authors compare as lower-case bytes ("C"): the order SQLite's NOCASE gives ASCII.
+  const byText = (column: "title" | "author") => ({
+    key: sql`lower(${sql(column)}) COLLATE "C"`,
+    cursor: (value: string | number) => sql`lower(${String(value)}) COLLATE "C"`,
+  });
+  const SORT_KEYS: Record<SortField, { key: Fragment; cursor(value: string | number): Fragment }> =
+    {
+      id: { key: sql`id`, cursor: () => sql`NULL` },
+      title: byText("title"),
+      author: byText("author"),
+      year: { key: sql`year`, cursor: (value) => sql`${Number(value)}::integer` },
+    };
+
   return {
     get: (id) =>
       run(async () => {
@@ -78,21 +100,53 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       }),
     list: (query) =>
       run(async () => {
-        const conditions = [sql`id > ${query.after}`];
+        const conditions: Fragment[] = [];
         if (query.q !== undefined) {
-          // Matched literally, in any case, scanning in id order until the page is full.
+          // Matched literally, in any case, scanning in the listing's order until it is full.
           const pattern = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
           conditions.push(sql`(title ILIKE ${pattern} OR author ILIKE ${pattern})`);
         }
-        if (query.author !== undefined) conditions.push(sql`author = ${query.author}`);
+        if (query.author !== undefined) {
+          // The index is on the author without case; the second test keeps the match exact.
+          conditions.push(
+            sql`lower(author) COLLATE "C" = lower(${query.author}) AND author = ${query.author}`,
+          );
+        }
         if (query.year !== undefined) conditions.push(sql`year = ${query.year}`);
-        const where = conditions.reduce((all, condition) => sql`${all} AND ${condition}`);
-        // row_to_json writes compact JSON, as the SQLite store and the serializer do.
-        const [page] = await sql<BookPage[]>`SELECT
-            coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
-            count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId"
-          FROM (SELECT id, title, author, year FROM books
-                WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`;
+        const sort = query.sort ?? "id";
+        if (sort === "id" && !query.descending) {
+          // The common case, kept to one pass: ascending ids, the last of them the greatest.
+          const where = [sql`id > ${query.after}`, ...conditions].reduce(and);
+          // row_to_json writes compact JSON, as the SQLite store and the serializer do.
+          const [page] = await sql<BookPage[]>`SELECT
+              coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
+              count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId", NULL AS "lastKey"
+            FROM (SELECT id, title, author, year FROM books
+                  WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`;
+          return page as BookPage;
+        }
+        const { key, cursor } = SORT_KEYS[sort];
+        const [way, back] = query.descending ? [sql`DESC`, sql`ASC`] : [sql`ASC`, sql`DESC`];
+        if (query.after !== 0) {
+          const past = query.descending ? sql`<` : sql`>`;
+          conditions.unshift(
+            sort === "id"
+              ? sql`id ${past} ${query.after}`
+              : sql`(${key}, id) ${past} (${cursor(query.afterKey ?? "")}, ${query.after})`,
+          );
+        }
+        const where = conditions.length > 0 ? sql`WHERE ${conditions.reduce(and)}` : sql``;
+        const value = sort === "id" ? sql`NULL::text` : sql(sort);
+        // Sorted by s (the field's sort key, or the id again), then the id.
+        const [page] = await sql<BookPage[]>`WITH page AS (
+            SELECT id, title, author, year, ${value} AS k, ${key} AS s FROM books ${where}
+            ORDER BY ${key} ${way}, id ${way} LIMIT ${query.limit})
+          SELECT coalesce(string_agg(row_to_json((p.id, p.title, p.author, p.year)::books)::text,
+              ',' ORDER BY p.s ${way}, p.id ${way}), '') AS json,
+            count(*)::integer AS count,
+            coalesce((array_agg(p.id ORDER BY p.s ${back}, p.id ${back}))[1], 0) AS "lastId",
+            (array_agg(p.k ORDER BY p.s ${back}, p.id ${back}))[1] AS "lastKey"
+          FROM page p`;
         return page as BookPage;
       }),
     create: (book: NewBook) =>

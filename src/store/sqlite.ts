@@ -7,6 +7,7 @@ import {
   type BookPage,
   type BookQuery,
   type BookStore,
+  type SortField,
   StoreOpenError,
   StoreUnavailableError,
 } from "./store.js";
@@ -177,8 +178,11 @@ export function openSqliteStore(path: string): BookStore {
   };
 }
 
-/** What shapes a listing statement: which filters it has. */
+/** What shapes a listing statement: its order, whether it starts after a cursor, its filters. */
 interface ListKind {
+  sort: SortField;
+  descending: boolean;
+  cursor: boolean;
   text: boolean;
   author: boolean;
   year: boolean;
@@ -186,11 +190,15 @@ interface ListKind {
 
 function listParameters(query: BookQuery) {
   const parameters: Record<string, unknown> = { after: query.after, limit: query.limit };
+  if (query.afterKey !== undefined) parameters.afterKey = query.afterKey;
   // LIKE ignores case for ASCII letters; the text is matched literally.
   if (query.q !== undefined) parameters.like = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
   if (query.author !== undefined) parameters.author = query.author;
   if (query.year !== undefined) parameters.year = query.year;
   const kind: ListKind = {
+    sort: query.sort ?? "id",
+    descending: query.descending ?? false,
+    cursor: query.after !== 0,
     text: query.q !== undefined,
     author: query.author !== undefined,
     year: query.year !== undefined,
@@ -198,15 +206,52 @@ function listParameters(query: BookQuery) {
   return { kind, parameters };
 }
 
+// Titles and authors sort without regard to (ASCII) case, as their indexes are built.
+const COLLATION: Record<SortField, string> = {
+  id: "",
+  title: " COLLATE NOCASE",
+  author: " COLLATE NOCASE",
+  year: "",
+};
+
 function listSql(kind: ListKind): string {
-  const conditions = ["id > @after"];
+  const conditions: string[] = [];
   if (kind.text) conditions.push("(title LIKE @like ESCAPE '\\' OR author LIKE @like ESCAPE '\\')");
-  if (kind.author) conditions.push("author = @author");
+  // The index is on the author without case; the second test keeps the match exact.
+  if (kind.author) conditions.push("author = @author COLLATE NOCASE AND author = @author");
   if (kind.year) conditions.push("year = @year");
-  return `SELECT coalesce(group_concat(json, ',' ORDER BY id), '') AS json, count(*) AS count,
-      coalesce(max(id), 0) AS lastId
-    FROM (SELECT id, json_object('id', id, 'title', title, 'author', author, 'year', year) AS json
-          FROM books WHERE ${conditions.join(" AND ")} ORDER BY id LIMIT @limit)`;
+  const json = "json_object('id', id, 'title', title, 'author', author, 'year', year)";
+  if (kind.sort === "id" && !kind.descending) {
+    // The common case, kept to one pass: ascending ids, the last of them the greatest.
+    conditions.unshift("id > @after");
+    return `SELECT coalesce(group_concat(json, ',' ORDER BY id), '') AS json, count(*) AS count,
+        coalesce(max(id), 0) AS lastId, NULL AS lastKey
+      FROM (SELECT id, ${json} AS json FROM books WHERE ${conditions.join(" AND ")}
+            ORDER BY id LIMIT @limit)`;
+  }
+  // Sorted by the field (or the id again), then the id; `last` is the page's last book.
+  const field = `${kind.sort}${COLLATION[kind.sort]}`;
+  const k = `k${COLLATION[kind.sort]}`;
+  const [way, back, past] = kind.descending ? ["DESC", "ASC", "<"] : ["ASC", "DESC", ">"];
+  if (kind.cursor) {
+    conditions.unshift(
+      // The collation goes on the cursor's side: on the column's, SQLite scans the index
+      // from its start instead of seeking.
+      kind.sort === "id"
+        ? `id ${past} @after`
+        : `(${kind.sort}, id) ${past} (@afterKey${COLLATION[kind.sort]}, @after)`,
+    );
+  }
+  const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
+  return `WITH page AS (
+      SELECT id, ${kind.sort} AS k, ${json} AS json FROM books ${where}
+      ORDER BY ${field} ${way}, id ${way} LIMIT @limit),
+    last AS (SELECT id, k FROM page ORDER BY ${k} ${back}, id ${back} LIMIT 1)
+    SELECT (SELECT coalesce(group_concat(json, ',' ORDER BY ${k} ${way}, id ${way}), '')
+        FROM page) AS json,
+      (SELECT count(*) FROM page) AS count,
+      coalesce((SELECT id FROM last), 0) AS lastId,
+      (SELECT ${kind.sort === "id" ? "NULL" : "k"} FROM last) AS lastKey`;
 }
 
 function migrate(db: Database.Database): void {

@@ -1,18 +1,32 @@
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 
-/** A page of books in id order, already encoded for the wire. */
+/** A page of books, in the query's order, already encoded for the wire. */
 export interface BookPage {
   /** The books as compact JSON objects joined by commas: what goes between `[` and `]`. */
   json: string;
   count: number;
   /** The last book's id, where the next page starts; 0 for an empty page. */
   lastId: number;
+  /** The last book's sort value (title, author or year) when sorted by one; else null. */
+  lastKey: string | number | null;
 }
 
-/** Which books a listing page holds: those after an id, in id order, matching every filter. */
+/** The orders a listing can take: by id (the default), or by a field with the id after it. */
+export const SORT_FIELDS = ["id", "title", "author", "year"] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+
+/** Which books a listing page holds: those after a cursor, in an order, matching every filter. */
 export interface BookQuery {
-  /** Only books with a greater id; 0 for the first page. */
+  /**
+   * The last book of the previous page; 0 for the first page. In ascending id order, only
+   * books with a greater id. Sorted by a field, only books after (afterKey, after).
+   */
   after: number;
+  /** The sort value of the book `after` names; needed when sorting by a field. */
+  afterKey?: string | number;
+  /** By id when absent. Titles and authors compare without regard to case. */
+  sort?: SortField;
+  descending?: boolean;
   limit: number;
   /** A case-insensitive substring of the title or of the author. */
   q?: string;
@@ -25,7 +39,7 @@ export interface BookQuery {
 export interface BookStore {
   get(id: number): Promise<Book | undefined>;
   /**
-   * The books the query selects, in id order. The database encodes them: measured three to
+   * The books the query selects, in its order. The database encodes them: measured three to
    * four times cheaper than building objects to stringify.
    */
   list(query: BookQuery): Promise<BookPage>;
