@@ -21,6 +21,7 @@ import { registerDocs } from "./docs.js";
 import { answerSchema, failures, Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
 import { type BookStore, StoreUnavailableError } from "./store/store.js";
+import { registerWebPage } from "./web.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -39,6 +40,8 @@ export interface AppDependencies {
   logStream?: Writable;
   /** Counts requests and store errors when given. */
   metrics?: Metrics;
+  /** A folder holding the built librarian's page, served at `/`; no page when absent. */
+  webRoot?: string;
 }
 
 export interface App extends FastifyInstance {
@@ -208,6 +211,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     limiter,
   });
   await app.register(bookRoutes, { store, tokens });
+  if (deps.webRoot !== undefined) await registerWebPage(app, deps.webRoot);
   await app.ready();
   return app;
 }

@@ -159,7 +159,7 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
 }
 
 /** When a token expires (ms since the epoch), read from its payload; 0 when unreadable. */
-function expiresAt(token: string): number {
+export function expiresAt(token: string): number {
   try {
     const payload = (token.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/");
     const { exp } = JSON.parse(atob(payload)) as { exp?: unknown };

@@ -3,6 +3,7 @@ import { type App, buildApp } from "./app.js";
 import { type Config, describeDb, loadConfig, loadEnvFile } from "./config.js";
 import { openStore } from "./store/open.js";
 import type { BookStore } from "./store/store.js";
+import { WEB_ROOT } from "./web.js";
 
 /** Start-up failures are one plain line on standard error and exit code 1. */
 function fail(message: string): never {
@@ -29,7 +30,12 @@ async function main(): Promise<void> {
   // prom-client is loaded only when metrics are on (12 MB of memory, measured).
   const metricsModule = config.metricsPort === undefined ? undefined : await import("./metrics.js");
   const metrics = metricsModule?.createMetrics();
-  const app = await buildApp({ config, store, ...(metrics ? { metrics } : {}) });
+  const app = await buildApp({
+    config,
+    store,
+    webRoot: WEB_ROOT,
+    ...(metrics ? { metrics } : {}),
+  });
   for (const warning of config.warnings) app.log.warn(warning);
   app.log.info({ store: describeDb(config.db) }, "store ready");
 

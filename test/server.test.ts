@@ -47,7 +47,7 @@ const postgresSkip = kinds.find((k) => k.name === "postgres")?.skip ?? "no Postg
 
 for (const kind of kinds) {
   describe(`npm start on ${kind.name}`, { skip: kind.skip }, () => {
-    test("serves the catalogue, keeps its data across a restart, and exits 0 on SIGTERM", async () => {
+    test("serves the catalogue and its page, keeps its data across a restart, and exits 0 on SIGTERM", async () => {
       const schema = kind.name === "postgres" ? await freshPostgresSchema() : undefined;
       const dbUrl = schema?.dbUrl ?? `sqlite:${join(tempDir(), "data", "books.db")}`;
 
@@ -58,6 +58,9 @@ for (const kind of kinds) {
         data: null,
       });
       assert.equal((await request(first, "GET", "/ready")).status, 200);
+      const page = await fetch(`${first.url}/`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<title>Book catalogue<\/title>/);
       const token = await login(first, CREDENTIALS);
       const created = await request<Book>(first, "POST", "/book", token, {
         title: "Emma",

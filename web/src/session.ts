@@ -1,0 +1,69 @@
+// Signing in: the token is kept in sessionStorage (this tab only, gone when it closes), and
+// the password only in memory, to renew the token before it expires.
+import {
+  type BookCatalogueClient,
+  CatalogueError,
+  createClient,
+  expiresAt,
+} from "../../src/client.js";
+
+const TOKEN_KEY = "book-catalogue.token";
+/** A session without the password is ended this long before its token expires. */
+export const ASK_AGAIN_BEFORE_MS = 60_000;
+
+export interface Session {
+  client: BookCatalogueClient;
+  /** False after a reload: the password is gone, so the token cannot be renewed. */
+  renewable: boolean;
+  expiresAt: number;
+}
+
+export async function signIn(username: string, password: string): Promise<Session> {
+  const client = createClient({
+    baseUrl: location.origin,
+    username,
+    password,
+    onToken: (token) => sessionStorage.setItem(TOKEN_KEY, token),
+  });
+  const token = await client.token();
+  return { client, renewable: true, expiresAt: expiresAt(token) };
+}
+
+/** The tab's session from before a reload, while its token has time left. */
+export function restoreSession(): Session | undefined {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token === null) return undefined;
+  const until = expiresAt(token);
+  if (until - Date.now() <= ASK_AGAIN_BEFORE_MS) {
+    forgetSession();
+    return undefined;
+  }
+  return {
+    client: createClient({ baseUrl: location.origin, token }),
+    renewable: false,
+    expiresAt: until,
+  };
+}
+
+export function forgetSession(): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/** What went wrong, for a person: the service's own message where it gave one. */
+export function describeFailure(error: unknown, signingIn = false): string {
+  if (!(error instanceof CatalogueError)) {
+    return "The catalogue service cannot be reached. Check the connection and try again.";
+  }
+  switch (error.status) {
+    case 401:
+      return signingIn
+        ? "The username or password is wrong."
+        : "Your session has ended. Sign in again.";
+    case 429:
+      return "Too many failed sign-ins. Wait a minute, then try again.";
+    case 503:
+      return "The catalogue is unavailable right now. Try again in a moment.";
+    default:
+      return `The service refused: ${error.message}.`;
+  }
+}
