@@ -1,13 +1,19 @@
 // The interactive docs page at /docs, in a real headless Chromium: it renders from the
 // package's own files, and a reader gets a token, authorizes and tries a route.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../src/app.js";
 import { Messages } from "../src/envelope.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
-import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME, tokenFor } from "./helpers.js";
+import {
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "./helpers.js";
 
 const skip = browserSkipReason();
 
@@ -20,8 +26,7 @@ describe("the docs page in Chromium", { skip }, () => {
 
   before(async () => {
     app = await buildTestApp();
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = await listenLocally(app);
     const token = await tokenFor(app);
     await call(app, "POST", "/book", {
       token,

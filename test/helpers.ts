@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import postgres from "postgres";
 import { type App, type AppDependencies, buildApp } from "../src/app.js";
@@ -75,6 +76,12 @@ export async function call<T = unknown>(
     body: JSON.parse(response.body) as Envelope<T>,
     raw: response.body,
   };
+}
+
+/** The app listening on a free loopback port; its base URL. */
+export async function listenLocally(app: App): Promise<string> {
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
 export async function tokenFor(app: App): Promise<string> {

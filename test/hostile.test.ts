@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import type { App } from "../src/app.js";
 import { Messages } from "../src/envelope.js";
-import { buildTestApp, call, tokenFor } from "./helpers.js";
+import { buildTestApp, call, listenLocally, tokenFor } from "./helpers.js";
 
 // Every status the contract or decisions.md lets a request earn without a store fault.
 const ALLOWED = new Set([200, 201, 400, 401, 404, 405, 413, 429]);
@@ -184,8 +184,7 @@ describe("requests that break HTTP, over a real socket", () => {
     app = await buildTestApp({
       env: { HEADERS_TIMEOUT_SECONDS: "1", REQUEST_TIMEOUT_SECONDS: "2" },
     });
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    port = (app.server.address() as { port: number }).port;
+    port = Number(new URL(await listenLocally(app)).port);
   });
   after(() => app.close());
 

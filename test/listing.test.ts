@@ -13,6 +13,22 @@ import {
   tokenFor,
 } from "./helpers.js";
 
+/** Every page of a listing from its first, following Link rel=next. */
+async function walk(app: App, token: string, first: string) {
+  const books: Book[] = [];
+  const links: string[] = [];
+  for (let next: string | undefined = first; next; ) {
+    const answer: Answer<Book[]> = await call<Book[]>(app, "GET", next, { token });
+    assert.equal(answer.status, 200, answer.raw);
+    assert.equal(answer.body.message, Messages.booksRetrieved);
+    books.push(...(answer.body.data as Book[]));
+    const link = answer.headers.link as string | undefined;
+    if (link) links.push(link);
+    next = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined;
+  }
+  return { books, links };
+}
+
 for (const kind of await storesUnderTest()) {
   describe(`listing parameters on ${kind.name}`, { skip: kind.skip }, () => {
     let opened: OpenedStore;
@@ -49,18 +65,7 @@ for (const kind of await storesUnderTest()) {
     });
 
     test("limit and after walk the catalogue page by page, following Link rel=next", async () => {
-      const seen: Book[] = [];
-      let next: string | undefined = "/books?limit=10";
-      const links: string[] = [];
-      while (next) {
-        const answer: Answer<Book[]> = await call<Book[]>(app, "GET", next, { token });
-        assert.equal(answer.status, 200);
-        assert.equal(answer.body.message, Messages.booksRetrieved);
-        seen.push(...(answer.body.data as Book[]));
-        const link = answer.headers.link as string | undefined;
-        next = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined;
-        if (link) links.push(link);
-      }
+      const { books: seen, links } = await walk(app, token, "/books?limit=10");
       assert.deepEqual(seen, created);
       assert.deepEqual(links, [
         `</books?limit=10&after=${created[9]?.id}>; rel="next"`,
@@ -142,21 +147,6 @@ for (const kind of await storesUnderTest()) {
     const books: Book[] = [];
     const list = (query: string) => call<Book[]>(app, "GET", `/books${query}`, { token });
 
-    /** Every page of a listing, following Link rel=next. */
-    async function walk(first: string): Promise<{ books: Book[]; links: string[] }> {
-      const seen: Book[] = [];
-      const links: string[] = [];
-      for (let next: string | undefined = first; next; ) {
-        const answer: Answer<Book[]> = await call<Book[]>(app, "GET", next, { token });
-        assert.equal(answer.status, 200, answer.raw);
-        seen.push(...(answer.body.data as Book[]));
-        const link = answer.headers.link as string | undefined;
-        if (link) links.push(link);
-        next = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined;
-      }
-      return { books: seen, links };
-    }
-
     // What a librarian expects: titles and authors in alphabetical order whatever their case,
     // equal values in id order.
     const by = (field: "id" | "title" | "author" | "year", descending = false) => {
@@ -196,7 +186,7 @@ for (const kind of await storesUnderTest()) {
         test(`sort=${sort}: whole, and page by page with the cursor in the Link`, async () => {
           const expected = by(field, descending);
           assert.deepEqual((await list(`?sort=${sort}`)).body.data, expected);
-          const { books: paged, links } = await walk(`/books?sort=${sort}&limit=5`);
+          const { books: paged, links } = await walk(app, token, `/books?sort=${sort}&limit=5`);
           assert.deepEqual(paged, expected);
           assert.equal(links.length, 4);
           const last = expected[4] as Book;
@@ -219,7 +209,7 @@ for (const kind of await storesUnderTest()) {
         books.findIndex((b) => b.id === cursorBook.id),
         1,
       );
-      const rest = await walk(next);
+      const rest = await walk(app, token, next);
       assert.deepEqual([...(first.body.data as Book[]).slice(0, 3), ...rest.books], by("title"));
     });
 
@@ -228,7 +218,7 @@ for (const kind of await storesUnderTest()) {
       const expected = by("year", true).filter((b) => b.author === "Morrison");
       assert.ok(expected.length > 1);
       assert.deepEqual(answer.body.data, expected);
-      const found = await walk("/books?q=EMMA&sort=author&limit=2");
+      const found = await walk(app, token, "/books?q=EMMA&sort=author&limit=2");
       assert.deepEqual(
         found.books,
         by("author").filter((b) => b.title.toLowerCase().includes("emma")),

@@ -3,7 +3,6 @@
 // screenshots the README shows to docs/screenshots/.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -12,7 +11,14 @@ import type { App } from "../src/app.js";
 import type { Book } from "../src/books/book.js";
 import { WEB_ROOT } from "../src/web.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
-import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME, tokenFor } from "./helpers.js";
+import {
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "./helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
@@ -27,8 +33,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 
   before(async () => {
     app = await buildTestApp({ webRoot: WEB_ROOT });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = await listenLocally(app);
     token = await tokenFor(app);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -244,10 +249,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   test("too many failed sign-ins are told as such", async () => {
     // A service of its own: its lockout must not reach the other tests.
     const strict = await buildTestApp({ webRoot: WEB_ROOT, env: { LOGIN_MAX_FAILURES: "2" } });
-    await strict.listen({ host: "127.0.0.1", port: 0 });
     try {
       const page = await open(DESKTOP);
-      await page.goto(`http://127.0.0.1:${(strict.server.address() as AddressInfo).port}`);
+      await page.goto(await listenLocally(strict));
       for (const attempt of ["wrong 1", "wrong 2"]) {
         await signIn(page, attempt);
         await page.getByText("The username or password is wrong.").waitFor();

@@ -26,6 +26,7 @@ import {
 } from "./book.js";
 
 const YEAR_PATTERN = "^-?(0|[1-9][0-9]{0,3})$";
+const YEAR = new RegExp(YEAR_PATTERN);
 
 export interface BookRoutesOptions {
   store: BookStore;
@@ -109,7 +110,7 @@ function listFilters(parameters: ListParameters): Filters | undefined {
   const filters: Filters = { after, sort, descending: parameters.sort?.startsWith("-") === true };
   if (key !== undefined) {
     if (sort !== "year") filters.afterKey = key;
-    else if (new RegExp(YEAR_PATTERN).test(key)) filters.afterKey = Number(key);
+    else if (YEAR.test(key)) filters.afterKey = Number(key);
     else return undefined;
   }
   if (parameters.q !== undefined) filters.q = parameters.q;

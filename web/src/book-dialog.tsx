@@ -1,8 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Book, BookCatalogueClient } from "../../src/client.js";
-import { CatalogueError } from "../../src/client.js";
-import { describeFailure } from "./session.js";
+import { describeFailure, endsSession } from "./session.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
 
 /** A modal dialog: focus moves in and stays there, Escape cancels, focus returns after. */
@@ -35,7 +34,7 @@ interface ActionProps {
 
 /** What the dialog shows for a refusal, or undefined when the session ended instead. */
 function refusal(error: unknown, onFailure: (error: unknown) => void): string | undefined {
-  if (error instanceof CatalogueError && error.status === 401) {
+  if (endsSession(error)) {
     onFailure(error);
     return undefined;
   }

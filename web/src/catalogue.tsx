@@ -1,8 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Book, BookCatalogueClient, ListQuery, SortOrder } from "../../src/client.js";
-import { CatalogueError } from "../../src/client.js";
 import { BookDialog, ConfirmDelete } from "./book-dialog.js";
-import { describeFailure } from "./session.js";
+import { describeFailure, endsSession } from "./session.js";
 
 /** Books a page: the table keeps room for this many rows, so nothing jumps while it loads. */
 export const PAGE_SIZE = 20;
@@ -37,7 +36,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
 
   /** What every call does with a failure: a 401 ends the session, the rest is shown. */
   const fail = (error: unknown) => {
-    if (error instanceof CatalogueError && error.status === 401) {
+    if (endsSession(error)) {
       onSessionEnded(describeFailure(error));
     } else {
       setFailure(describeFailure(error));

@@ -49,6 +49,11 @@ export function forgetSession(): void {
   sessionStorage.removeItem(TOKEN_KEY);
 }
 
+/** A refused token: the session is over, whatever the page was doing. */
+export function endsSession(error: unknown): boolean {
+  return error instanceof CatalogueError && error.status === 401;
+}
+
 /** What went wrong, for a person: the service's own message where it gave one. */
 export function describeFailure(error: unknown, signingIn = false): string {
   if (!(error instanceof CatalogueError)) {
