@@ -15,7 +15,9 @@ export type Traffic =
   | { kind: "update-random"; readIds: number }
   /** Each run deletes from its own block of ids, so a later run never deletes a deleted book. */
   | { kind: "mix"; readIds: number; deletableFrom: number; block: number }
-  | { kind: "token"; username: string; password: string };
+  | { kind: "token"; username: string; password: string }
+  /** GET of one of these paths, drawn at random each time. */
+  | { kind: "paths"; paths: readonly string[] };
 
 export interface LoadResult {
   rps: number;
@@ -78,6 +80,8 @@ function luaRequest(traffic: Traffic): string {
     case "token":
       return `return wrk.format("POST", "/token", nil,
         '${JSON.stringify({ username: traffic.username, password: traffic.password })}')`;
+    case "paths":
+      return `return wrk.format("GET", paths[math.random(#paths)])`;
   }
 }
 
@@ -91,6 +95,7 @@ async function runWrk(options: LoadOptions): Promise<LoadResult> {
 wrk.headers["Content-Type"] = "application/json"
 math.randomseed(os.time())
 next_delete = ${firstDelete(traffic)}
+paths = {${traffic.kind === "paths" ? traffic.paths.map((path) => JSON.stringify(path)).join(",") : ""}}
 request = function()
   ${luaRequest(traffic)}
 end
@@ -163,6 +168,8 @@ async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
           path: "/token",
           body: JSON.stringify({ username: traffic.username, password: traffic.password }),
         };
+      case "paths":
+        return { method: "GET", path: traffic.paths[random(traffic.paths.length) - 1] as string };
     }
   };
   const result = await autocannon({

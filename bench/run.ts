@@ -7,9 +7,10 @@ import { get } from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import postgres from "postgres";
+import type { NewBook } from "../src/books/book.js";
 import { openStore } from "../src/store/open.js";
+import { numberedBooks, SEARCHES, searchableBooks, seedBooks } from "./catalogue.js";
 import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -54,21 +55,16 @@ const median = (values: number[]) => {
 
 // ---- databases ---------------------------------------------------------------------------
 
-/** A fresh database of `books` books with ids 1..books. */
+/** A fresh database of `books` books with ids 1..books (numbered ones unless given). */
 async function seededDatabase(
   kind: StoreKind,
   books: number,
+  rows: Iterable<NewBook> = numberedBooks(books),
 ): Promise<{ dbUrl: string; drop(): Promise<void> }> {
   if (kind === "sqlite") {
     const path = join(WORK, `books-${randomBytes(4).toString("hex")}.db`);
     await (await openStore({ db: { kind: "sqlite", path }, pgPoolSize: 1 })).close();
-    const db = new Database(path);
-    const insert = db.prepare("INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
-    db.transaction(() => {
-      for (let i = 1; i <= books; i++)
-        insert.run(`Title number ${i}`, `Author ${i % 1000}`, 1900 + (i % 120));
-    })();
-    db.close();
+    await seedBooks({ kind, path }, rows);
     return { dbUrl: `sqlite:${path}`, drop: async () => rmSync(path, { force: true }) };
   }
   const base = process.env.BENCH_DATABASE_URL as string;
@@ -79,9 +75,7 @@ async function seededDatabase(
   url.searchParams.set("search_path", schema);
   const dbUrl = url.toString();
   await (await openStore({ db: { kind: "postgres", url: dbUrl }, pgPoolSize: 1 })).close();
-  await admin.unsafe(`INSERT INTO ${schema}.books (title, author, year)
-    SELECT 'Title number ' || g, 'Author ' || (g % 1000), 1900 + (g % 120) FROM generate_series(1, ${books}) g`);
-  await admin.unsafe(`ANALYZE ${schema}.books`);
+  await seedBooks({ kind, url: dbUrl }, rows);
   return {
     dbUrl,
     drop: async () => {
@@ -297,6 +291,115 @@ async function listLarge(store: StoreKind, books: number) {
   }
 }
 
+// ---- search --------------------------------------------------------------------------------
+
+/**
+ * One connection: the time a search takes, not the queue that several on two cores would
+ * build (the stall scenario has two searching clients).
+ */
+const SEARCH_CONNECTIONS = 1;
+
+interface SearchRow {
+  scenario: string;
+  store: StoreKind;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+}
+
+interface StallRow {
+  store: StoreKind;
+  searchRps: number;
+  searchP99Ms: number;
+  getRps: number;
+  getP50Ms: number;
+  getP99Ms: number;
+  non2xx: number;
+}
+
+/**
+ * The paths of a search scenario: each query with a limit from 10 to 40, so that the listing
+ * cache, emptied by the writes, serves few of them.
+ */
+const searchPaths = (queries: readonly string[], sort: string) =>
+  queries.flatMap((q) =>
+    Array.from(
+      { length: 31 },
+      (_, i) => `/books?q=${encodeURIComponent(q)}&sort=${sort}&limit=${10 + i}`,
+    ),
+  );
+
+/**
+ * Searches over `books` books: each kind of query sorted by id and by title; then two
+ * clients searching rare words by title in a loop while a third reads books by id. A PUT
+ * every 20 ms (a catalogue in use) empties the listing cache, so the searches are measured
+ * rather than the cache.
+ */
+async function measureSearches(store: StoreKind, books: number) {
+  const rows: SearchRow[] = [];
+  let stall: StallRow | undefined;
+  if (!selected("search")) return { rows, stall };
+  const database = await seededDatabase(store, books, searchableBooks(books));
+  const service = await startService(database.dbUrl);
+  const token = await login(service.url);
+  let writing = true;
+  const writer = (async () => {
+    while (writing) {
+      await fetch(`${service.url}/book/${1 + Math.floor(Math.random() * books)}`, {
+        method: "PUT",
+        headers: { authorization: token },
+        body: JSON.stringify({ year: 1800 + Math.floor(Math.random() * 225) }),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const load = (traffic: Traffic, connections: number, seconds: number) =>
+    runLoad({ url: service.url, traffic, token, connections, seconds }, GENERATOR);
+  try {
+    for (const [name, queries] of Object.entries(SEARCHES)) {
+      for (const sort of ["id", "title"]) {
+        const scenario = `search: ${name}, sort=${sort}`;
+        if (!selected(scenario)) continue;
+        const traffic: Traffic = { kind: "paths", paths: searchPaths(queries, sort) };
+        await load(traffic, SEARCH_CONNECTIONS, PLAN.warmupSeconds);
+        const result = await load(traffic, SEARCH_CONNECTIONS, PLAN.seconds * 2);
+        const row = { scenario, store, ...result, non2xx: result.non2xx + result.errors };
+        console.log(
+          `| ${scenario} | ${store} | ${Math.round(row.rps).toLocaleString("en")} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} |${row.non2xx ? ` ${row.non2xx} errors` : ""}`,
+        );
+        rows.push(row);
+      }
+    }
+    if (selected("search: stall")) {
+      const rare = searchPaths(SEARCHES["a rare word"], "title");
+      const seconds = PLAN.seconds * 2;
+      const [searching, reading] = await Promise.all([
+        load({ kind: "paths", paths: rare }, 2, seconds),
+        load({ kind: "get-random", readIds: books }, 1, seconds),
+      ]);
+      stall = {
+        store,
+        searchRps: searching.rps,
+        searchP99Ms: searching.p99Ms,
+        getRps: reading.rps,
+        getP50Ms: reading.p50Ms,
+        getP99Ms: reading.p99Ms,
+        non2xx: searching.non2xx + searching.errors + reading.non2xx + reading.errors,
+      };
+      console.log(
+        `search stall on ${store}: GET /book/{id} p50 ${stall.getP50Ms.toFixed(2)} ms, p99 ${stall.getP99Ms.toFixed(2)} ms while searching at ${Math.round(stall.searchRps)} req/s`,
+      );
+    }
+  } finally {
+    writing = false;
+    await writer;
+    await service.stop();
+    await database.drop();
+  }
+  return { rows, stall };
+}
+
 function formatRow(row: Row): string {
   return `| ${row.scenario} | ${row.store} | ${Math.round(row.rps).toLocaleString("en")} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${Math.round(row.baselineRps).toLocaleString("en")} | ${row.ratio.toFixed(2)} | ${row.peakRssMb.toFixed(0)} |${row.non2xx ? ` ${row.non2xx} errors` : ""}`;
 }
@@ -364,6 +467,14 @@ async function main() {
   for (const store of scaleStores) {
     if (selected("GET /books over 1,000,000 books")) large.push(await listLarge(store, 1_000_000));
   }
+  const searchBooks = QUICK ? 100_000 : 1_000_000;
+  const searches: SearchRow[] = [];
+  const stalls: StallRow[] = [];
+  for (const store of scaleStores) {
+    const { rows: measuredSearches, stall } = await measureSearches(store, searchBooks);
+    searches.push(...measuredSearches);
+    if (stall) stalls.push(stall);
+  }
 
   const measured = rows.filter((row): row is Row => row !== undefined);
   const seconds = Math.round((Date.now() - started) / 1000);
@@ -394,12 +505,24 @@ GET /books over 1,000,000 books:
 | Store | first byte ms | total s | MB sent | peak RSS MB | idle RSS MB before |
 |---|---:|---:|---:|---:|---:|
 ${listing}
+
+Search over ${searchBooks.toLocaleString("en")} books (\`q\`, 10 to 40 a page, ${SEARCH_CONNECTIONS} connections, one update every 20 ms):
+
+| Scenario | Store | req/s | p50 ms | p99 ms |
+|---|---|---:|---:|---:|
+${searches.map((r) => `| ${r.scenario} | ${r.store} | ${Math.round(r.rps).toLocaleString("en")} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} |${r.non2xx ? ` ${r.non2xx} errors` : ""}`).join("\n")}
+
+Two clients searching rare words sorted by title in a loop, a third reading books by id:
+
+| Store | searches/s | search p99 ms | GET /book/{id} req/s | GET p50 ms | GET p99 ms |
+|---|---:|---:|---:|---:|---:|
+${stalls.map((s) => `| ${s.store} | ${Math.round(s.searchRps).toLocaleString("en")} | ${s.searchP99Ms.toFixed(2)} | ${Math.round(s.getRps).toLocaleString("en")} | ${s.getP50Ms.toFixed(2)} | ${s.getP99Ms.toFixed(2)} |${s.non2xx ? ` ${s.non2xx} errors` : ""}`).join("\n")}
 `;
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "latest.md"), markdown);
   writeFileSync(
     join(ROOT, "bench", "results", "latest.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, listing: large }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, listing: large, searches, stalls }, null, 2)}\n`,
   );
   console.log(
     `\nGET /books over 1,000,000 books:\n${listing}\nWritten to bench/results/latest.md and latest.json in ${seconds} s`,

@@ -18,9 +18,10 @@ import { createTokenService, type TokenService } from "./auth/tokens.js";
 import { bookRoutes } from "./books/routes.js";
 import type { Config } from "./config.js";
 import { registerDocs } from "./docs.js";
-import { answerSchema, failures, Messages, respond } from "./envelope.js";
+import { Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
-import { type BookStore, StoreUnavailableError } from "./store/store.js";
+import { answerSchema, failures } from "./openapi.js";
+import { type BookStore, SearchTooBroadError, StoreUnavailableError } from "./store/store.js";
 import { registerWebPage } from "./web.js";
 
 declare module "fastify" {
@@ -111,6 +112,19 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     frameworkErrors: (_error, _request, reply) => respond(reply, 400, Messages.badRequest),
   }) as unknown as App;
 
+  // Past the bound, a new connection is closed as soon as it is accepted; the others go on.
+  app.server.maxConnections = config.maxConnections;
+  let lastDropWarning = 0;
+  app.server.on("drop", () => {
+    const now = Date.now();
+    if (now - lastDropWarning < 10_000) return;
+    lastDropWarning = now;
+    app.log.warn(
+      { maxConnections: config.maxConnections },
+      "connection refused: MAX_CONNECTIONS are open",
+    );
+  });
+
   app.decorate("beginShutdown", () => {
     shuttingDown = true;
   });
@@ -133,6 +147,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   // its connection, so keep-alive clients let go and the server can finish closing.
   app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("x-request-id", request.id);
+    // Every answer, JSON or page or file, is read as the type it names, never sniffed.
+    reply.header("x-content-type-options", "nosniff");
     if (shuttingDown) reply.header("connection", "close");
     done(null, payload);
   });
@@ -161,7 +177,11 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   app.setNotFoundHandler((request, reply) => {
     const allowed = allowedMethods(request.url);
-    if (allowed.length === 0) return respond(reply, 404, Messages.notFound);
+    // A route that takes this method but found nothing (a missing file under a static
+    // prefix) is a 404: only a method the path does not take is a 405.
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      return respond(reply, 404, Messages.notFound);
+    }
     reply.header("allow", allowed.join(", "));
     return respond(reply, 405, Messages.methodNotAllowed);
   });
@@ -180,22 +200,33 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       : createMemoryLoginLimiter(loginMaxFailures, loginWindowSeconds));
   app.addHook("onClose", () => limiter.close());
 
-  await registerDocs(app);
+  // The docs page fills in the development pair, which is public knowledge; a configured pair
+  // never appears in the document.
+  await registerDocs(app, {
+    credentialsExample: config.developmentCredentials
+      ? { username: config.username, password: config.password }
+      : { username: "your-username", password: "your-password" },
+  });
 
-  const operations = { tags: ["operations"] };
+  const operations = { tags: ["operations"], security: [] };
   const health = {
     ...operations,
+    operationId: "getHealth",
     summary: "Liveness: the process answers",
-    response: { 200: answerSchema({ type: "null" }, Messages.healthy) },
+    description: "200 while the process runs, whatever the store: restart the process if not.",
+    response: { 200: answerSchema("EmptyEnvelope", [Messages.healthy]), ...failures({}) },
   };
   app.get("/health", { schema: health }, async (_request, reply) =>
     respond(reply, 200, Messages.healthy),
   );
   const ready = {
     ...operations,
+    operationId: "getReadiness",
     summary: "Readiness: the store answers and shutdown has not begun",
+    description:
+      "200 while the store answers; 503 while it does not, and once shutdown has begun: send no traffic then.",
     response: {
-      200: answerSchema({ type: "null" }, Messages.ready),
+      200: answerSchema("EmptyEnvelope", [Messages.ready]),
       ...failures({ 503: [Messages.serviceUnavailable] }),
     },
   };
@@ -216,6 +247,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   return app;
 }
 
+const CLIENT_ERROR_GRACE_MS = 1000;
+
 /** Requests Node's HTTP parser refused: answered in the envelope, then the connection closes. */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable) {
@@ -231,8 +264,15 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const body = JSON.stringify({ status, message, data: null });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +
+      `Connection: close\r\n\r\n${body}`,
   );
+  // end() only half-closes: a client that never reads nor closes its side would hold the
+  // descriptor for minutes (FIN-WAIT-2). It gets a moment to read the answer, then the socket
+  // goes; destroying at once could reset the connection before the answer is read.
+  const timer = setTimeout(() => socket.destroy(), CLIENT_ERROR_GRACE_MS);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
 }
 
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
@@ -241,6 +281,7 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
     return respond(reply, 413, Messages.payloadTooLarge);
   }
+  if (error instanceof SearchTooBroadError) return respond(reply, 400, Messages.searchTooBroad);
   if (error instanceof StoreUnavailableError) {
     request.log.warn({ reqId: request.id, err: error.cause ?? error }, "store unavailable");
     return respond(reply, 503, Messages.serviceUnavailable);

@@ -41,19 +41,34 @@ export interface BookCatalogueClient {
   getBook(id: number): Promise<Book>;
   updateBook(id: number, changes: BookChanges): Promise<Book>;
   deleteBook(id: number): Promise<void>;
-  /** One page, and the query for the next one while more remain. */
-  listPage(query?: ListQuery): Promise<{ books: Book[]; next: ListQuery | undefined }>;
+  /**
+   * One page, and the query for the next one while more remain. With `count`, also the number
+   * of books the query's filters match on every page (counted only when asked).
+   */
+  listPage(query?: ListQuery, options?: { count?: boolean }): Promise<BookListPage>;
   /** Every book the query selects, fetched page by page. */
   books(query?: Omit<ListQuery, "after">): AsyncGenerator<Book>;
 }
 
-/** A refusal or failure of the service: its HTTP status and the envelope's message. */
+export interface BookListPage {
+  books: Book[];
+  /** The query for the next page; undefined on the last one. */
+  next: ListQuery | undefined;
+  /** With `count`: how many books the filters match, on every page. */
+  total: number | undefined;
+}
+
+/**
+ * A refusal or failure of the service: its HTTP status and the envelope's message. The status
+ * is 0 when no answer came (the service cannot be reached); `cause` then says why.
+ */
 export class CatalogueError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = "CatalogueError";
   }
 }
@@ -71,15 +86,27 @@ const PAGE_SIZE = 500;
 export function createClient(options: ClientOptions): BookCatalogueClient {
   const base = options.baseUrl.replace(/\/+$/, "");
 
-  async function send<T>(method: string, path: string, body?: unknown, token?: string) {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: token } : {}),
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  async function send<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) {
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          ...headers,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new CatalogueError(0, `cannot reach the service at ${base}: ${why(error)}`, {
+        cause: error,
+      });
+    }
     let envelope: Envelope<T>;
     try {
       envelope = (await response.json()) as Envelope<T>;
@@ -87,7 +114,7 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
     }
     if (!response.ok) throw new CatalogueError(response.status, envelope.message);
-    return { data: envelope.data, link: response.headers.get("link") };
+    return { data: envelope.data, headers: response.headers };
   }
 
   const { username, password } = options;
@@ -109,18 +136,23 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
   }
 
   /** A book route: with the token, and once more with a fresh one should it be refused. */
-  async function authorized<T>(method: string, path: string, body?: unknown) {
+  async function authorized<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) {
     try {
-      return await send<T>(method, path, body, await token());
+      return await send<T>(method, path, body, { ...headers, authorization: await token() });
     } catch (error) {
       const renewable = username !== undefined && password !== undefined;
       if (!(error instanceof CatalogueError) || error.status !== 401 || !renewable) throw error;
       current = undefined;
-      return send<T>(method, path, body, await token());
+      return send<T>(method, path, body, { ...headers, authorization: await token() });
     }
   }
 
-  async function listPage(query: ListQuery = {}) {
+  async function listPage(query: ListQuery = {}, options: { count?: boolean } = {}) {
     const { afterKey, ...rest } = query;
     const parameters = new URLSearchParams(
       Object.entries({ ...rest, after_key: afterKey }).flatMap(
@@ -128,14 +160,18 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       ),
     );
     const suffix = parameters.size > 0 ? `?${parameters}` : "";
-    const { data, link } = await authorized<Book[]>("GET", `/books${suffix}`);
+    const prefer: Record<string, string> = options.count ? { prefer: "count=exact" } : {};
+    const { data, headers } = await authorized<Book[]>("GET", `/books${suffix}`, undefined, prefer);
+    const counted = headers.get("x-total-count");
+    const total = counted === null ? undefined : Number(counted);
+    const link = headers.get("link");
     const target = link ? /^<([^>]*)>/.exec(link)?.[1] : undefined;
-    if (target === undefined) return { books: data, next: undefined };
+    if (target === undefined) return { books: data, next: undefined, total };
     const cursor = new URL(target, "http://link").searchParams;
     const next: ListQuery = { ...query, after: Number(cursor.get("after")) };
     const key = cursor.get("after_key");
     if (key !== null) next.afterKey = key;
-    return { books: data, next };
+    return { books: data, next, total };
   }
 
   return {
@@ -156,6 +192,14 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       }
     },
   };
+}
+
+/** Why a request got no answer, in a few words: Node's fetch puts the reason in the cause. */
+function why(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  if (typeof cause?.code === "string") return cause.code;
+  if (typeof cause?.message === "string") return cause.message;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** When a token expires (ms since the epoch), read from its payload; 0 when unreadable. */

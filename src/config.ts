@@ -12,9 +12,13 @@ export interface Config {
   readonly port: number;
   /** Where Prometheus metrics are served; off when undefined. */
   readonly metricsPort: number | undefined;
+  /** The address metrics listen on: loopback unless widened on purpose. */
+  readonly metricsHost: string;
   readonly db: DbTarget;
   readonly username: string;
   readonly password: string;
+  /** True outside production when neither credential is set: the pair is public knowledge. */
+  readonly developmentCredentials: boolean;
   readonly secret: string;
   /** Problems worth a warning at start-up, such as default credentials. */
   readonly warnings: readonly string[];
@@ -26,8 +30,11 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly headersTimeoutMs: number;
+  /** Open client connections at most; a new one past it is closed at once. */
+  readonly maxConnections: number;
   readonly pgPoolSize: number;
   readonly logLevel: string;
+  /** false, or the proxies' addresses; `true` only outside production. */
   readonly trustProxy: boolean | string;
 }
 
@@ -124,9 +131,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer("PORT", 8080, 0, 65535),
     metricsPort:
       read("METRICS_PORT") === undefined ? undefined : integer("METRICS_PORT", 0, 1, 65535),
+    // Request counts and process details are for the operator, not for the network.
+    metricsHost: read("METRICS_HOST") ?? "127.0.0.1",
     db,
     username,
     password,
+    developmentCredentials:
+      !production && read("AUTH_USERNAME") === undefined && read("AUTH_PASSWORD") === undefined,
     secret,
     warnings,
     bodyLimit: integer("BODY_LIMIT_BYTES", 64 * 1024, 1024, 16 * 1024 * 1024),
@@ -136,9 +147,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 0, 3600) * 1000,
     requestTimeoutMs: integer("REQUEST_TIMEOUT_SECONDS", 30, 1, 3600) * 1000,
     headersTimeoutMs: integer("HEADERS_TIMEOUT_SECONDS", 10, 1, 3600) * 1000,
+    // Fits the common limit of 1,024 descriptors, with room for the store, Redis and logs.
+    maxConnections: integer("MAX_CONNECTIONS", 800, 1, 1_000_000),
     pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
     logLevel,
-    trustProxy: parseTrustProxy(read("TRUST_PROXY")),
+    trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
@@ -173,8 +186,33 @@ export function describeDb(target: DbTarget): string {
   return `${url.protocol}//${user}${url.host}${url.pathname}`;
 }
 
-/** `true` trusts every proxy; otherwise a comma-separated list of proxy addresses or CIDRs. */
-function parseTrustProxy(raw: string | undefined): boolean | string {
+const TRUST_PROXY_FORM = "list the proxies' addresses or CIDRs (TRUST_PROXY=10.0.0.5,10.0.1.0/24)";
+
+/**
+ * A comma-separated list of proxy addresses or CIDRs: X-Forwarded-For is read from the right,
+ * past those proxies only. `true` believes the leftmost entry, which the client writes itself,
+ * so any client could choose its address and escape the login limit: refused in production,
+ * a warning elsewhere. A hop count is refused: it would believe a client that reaches the
+ * service directly, and Fastify ignores it anyway (it trusts no proxy then).
+ */
+function parseTrustProxy(
+  raw: string | undefined,
+  production: boolean,
+  problems: string[],
+  warnings: string[],
+): boolean | string {
   if (raw === undefined || raw === "false") return false;
-  return raw === "true" ? true : raw;
+  if (/^\d+$/.test(raw)) {
+    problems.push(`TRUST_PROXY does not take a hop count; ${TRUST_PROXY_FORM}`);
+    return false;
+  }
+  if (raw !== "true") return raw;
+  if (production) {
+    problems.push(`TRUST_PROXY=true lets clients choose their address; ${TRUST_PROXY_FORM}`);
+  } else {
+    warnings.push(
+      `TRUST_PROXY=true lets clients choose their address (X-Forwarded-For): ${TRUST_PROXY_FORM}`,
+    );
+  }
+  return true;
 }

@@ -1,8 +1,15 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import type { FastifyInstance } from "fastify";
-import { Messages } from "./envelope.js";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from "fastify";
+import { Messages, respond } from "./envelope.js";
+import { registerSchemas, UNROUTED_RESPONSES } from "./openapi.js";
 
 const { version } = JSON.parse(
   readFileSync(new URL("../package.json", import.meta.url), "utf8"),
@@ -18,21 +25,70 @@ status, and \`data\` is null on every failure. Each answer below lists the messa
 carry.
 
 Get a token from \`POST /token\` and send it in the \`Authorization\` header, bare or as
-\`Bearer <token>\`; it is valid for 15 minutes. In this page: *Authorize*, paste the token.
+\`Bearer <token>\`; it is valid for 15 minutes. In this page: *Try it out* on \`POST /token\`,
+then *Authorize* and paste the token.
 
 Any path may also answer 404 \`${Messages.notFound}\` (unknown path) or 405
-\`${Messages.methodNotAllowed}\` with an \`Allow\` header (known path, other method).`;
+\`${Messages.methodNotAllowed}\` with an \`Allow\` header (known path, other method): see
+\`components.responses\`.
+
+This document is \`/openapi.json\`. [The librarian's page](/) manages the catalogue through
+this API.`;
+
+// The project's own mark for the docs page's tab: an open book.
+const FAVICON = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path fill="#2f5d8a" d="M2 6c5-2 10-2 14 1v20c-4-3-9-3-14-1zm28 0c-5-2-10-2-14 1v20c4-3 9-3 14-1z"/></svg>',
+);
+
+// Swagger UI's top bar holds a third party's logo and an address bar for any document; this
+// page shows one document, so the bar goes, and the title below names the service.
+const THEME_CSS = ".swagger-ui .topbar { display: none; }";
+
+/** The document has one address: Swagger UI's own copies of it are not served. */
+function onlyOneDocumentUrl(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
+  if (request.routeOptions.url === "/docs/json" || request.routeOptions.url === "/docs/yaml") {
+    respond(reply, 404, Messages.notFound);
+    return;
+  }
+  done();
+}
+
+// Swagger UI's own top-bar logo is an SVG holding one inline <style>: that text alone is
+// allowed, by its hash (Chromium reports any other inline style or script the page tries).
+const SWAGGER_LOGO_STYLE = ".logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}";
+const DOCS_CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; " +
+  `style-src 'self' 'sha256-${createHash("sha256").update(SWAGGER_LOGO_STYLE).digest("base64")}'; ` +
+  "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
+  "form-action 'self'; frame-ancestors 'none'";
 
 /**
  * The OpenAPI 3.1 description, generated from the route schemas, at GET /openapi.json, and an
  * interactive page at GET /docs served from the package's own files. Register before routes.
  */
-export async function registerDocs(app: FastifyInstance): Promise<void> {
+export async function registerDocs(
+  app: FastifyInstance,
+  options: { credentialsExample: { username: string; password: string } },
+): Promise<void> {
+  registerSchemas(app, options.credentialsExample);
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "Book Catalogue Service", version, description: DESCRIPTION },
+      info: {
+        title: "Book Catalogue Service",
+        version,
+        description: DESCRIPTION,
+        license: { name: "MIT", identifier: "MIT" },
+        contact: { name: "The Book Catalogue Service maintainers" },
+      },
+      // Relative: the document describes the service that serves it, wherever that is.
+      servers: [{ url: "/", description: "The service serving this document" }],
       components: {
+        responses: UNROUTED_RESPONSES,
         securitySchemes: {
           token: {
             type: "apiKey",
@@ -48,11 +104,45 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         { name: "operations", description: "Liveness and readiness" },
       ],
     },
+    // Shared schemas keep their names in components.schemas: Book, not def-0.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === "string" ? json.$id : `def-${i}`,
+    },
   });
   await app.register(swaggerUi, {
     routePrefix: "/docs",
-    // No call to any other host: Swagger UI's online validator is off.
-    uiConfig: { validatorUrl: null, persistAuthorization: true, tryItOutEnabled: true },
+    theme: {
+      title: "Book Catalogue Service: API",
+      css: [{ filename: "theme.css", content: THEME_CSS }],
+      favicon: [
+        {
+          filename: "favicon.svg",
+          rel: "icon",
+          sizes: "any",
+          type: "image/svg+xml",
+          content: FAVICON,
+        },
+      ],
+    },
+    // Swagger UI's page loads its scripts and styles from files; no other site may frame it.
+    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        reply.header("referrer-policy", "no-referrer");
+        onlyOneDocumentUrl(request, reply, done);
+      },
+    },
+    uiConfig: {
+      // No call to any other host: Swagger UI's online validator is off.
+      validatorUrl: null,
+      // The token pasted under Authorize stays in the page's memory, never in localStorage:
+      // a reload forgets it.
+      persistAuthorization: false,
+      tryItOutEnabled: true,
+      // The page reads the one document; its loader is the top bar's, hidden above.
+      urls: [{ url: "/openapi.json", name: "Book Catalogue Service" }],
+    },
   });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }

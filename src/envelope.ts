@@ -27,6 +27,7 @@ export const Messages = {
   headersTooLarge: "Request header fields too large",
   tooManyRequests: "Too many requests",
   serviceUnavailable: "Service unavailable",
+  searchTooBroad: "Search too broad: use longer words, more words, or a filter",
   internalError: "Internal server error",
 } as const;
 
@@ -44,37 +45,4 @@ export function respond(
   data: unknown = null,
 ): FastifyReply {
   return reply.code(status).send({ status, message, data } satisfies Envelope);
-}
-
-/** The envelope as a JSON Schema, for response schemas and the API description. */
-function envelopeSchema(data: object) {
-  return {
-    type: "object",
-    required: ["status", "message", "data"],
-    properties: {
-      status: { type: "integer" },
-      message: { type: "string" },
-      data,
-    },
-  } as const;
-}
-
-/** An answer's schema that names the messages it may carry, for the API description. */
-export function answerSchema(data: object, ...messages: string[]) {
-  const schema = envelopeSchema(data);
-  return {
-    ...schema,
-    description: messages.join(" | "),
-    properties: { ...schema.properties, message: { type: "string", enum: messages } },
-  };
-}
-
-/** The failure answers a route may give, by status, each with its possible messages. */
-export function failures(byStatus: Record<number, string[]>) {
-  return Object.fromEntries(
-    Object.entries(byStatus).map(([status, messages]) => [
-      status,
-      answerSchema({ type: "null" }, ...messages),
-    ]),
-  );
 }

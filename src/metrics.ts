@@ -52,7 +52,7 @@ export function createMetrics(): Metrics {
 
 /** A plain HTTP server answering GET /metrics, on a port of its own. */
 export function serveMetrics(metrics: Metrics): Server {
-  return createServer(async (request, response) => {
+  const server = createServer(async (request, response) => {
     if (request.method !== "GET" || request.url !== "/metrics") {
       response.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
       return;
@@ -60,4 +60,9 @@ export function serveMetrics(metrics: Metrics): Server {
     response.writeHead(200, { "content-type": metrics.registry.contentType });
     response.end(await metrics.registry.metrics());
   });
+  // A scraper or two; its descriptors come out of the same budget as the API's.
+  server.maxConnections = 16;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 10_000;
+  return server;
 }

@@ -53,16 +53,16 @@ async function main(): Promise<void> {
     try {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen(config.metricsPort, config.host, resolve);
+        server.listen(config.metricsPort, config.metricsHost, resolve);
       });
     } catch (error) {
       await app.close();
       await store.close();
       fail(
-        `cannot serve metrics on ${config.host}:${config.metricsPort}: ${(error as Error).message}`,
+        `cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${(error as Error).message}`,
       );
     }
-    app.log.info({ port: config.metricsPort }, "metrics at /metrics");
+    app.log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
 
   let stopping = false;

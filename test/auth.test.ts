@@ -155,6 +155,41 @@ describe("failed logins are limited per client", () => {
     await app.close();
   });
 
+  test("100 parallel wrong logins: 10 × 401 and 90 × 429", async () => {
+    const app = await buildTestApp();
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        call(app, "POST", "/token", {
+          body: { username: TEST_USERNAME, password: `guess-${i}` },
+          remoteAddress: "192.0.2.10",
+        }),
+      ),
+    );
+    await app.close();
+    const statuses = answers.map((answer) => answer.status);
+    assert.equal(statuses.filter((status) => status === 401).length, 10);
+    assert.equal(statuses.filter((status) => status === 429).length, 90);
+  });
+
+  // The client forges the left of X-Forwarded-For; the proxy (192.0.2.1) appends the address
+  // it saw (203.0.113.9). Only that last entry may count.
+  for (const trustProxy of ["192.0.2.1", "192.0.2.0/24, 10.9.9.9"]) {
+    test(`TRUST_PROXY=${trustProxy}: a forged X-Forwarded-For does not escape the limit`, async () => {
+      const app = await buildTestApp({ env: { TRUST_PROXY: trustProxy } });
+      const statuses = [];
+      for (let i = 0; i < 15; i++) {
+        const answer = await call(app, "POST", "/token", {
+          body: { username: TEST_USERNAME, password: "guess" },
+          remoteAddress: "192.0.2.1",
+          headers: { "x-forwarded-for": `10.0.0.${i}, 127.0.0.1, 203.0.113.9` },
+        });
+        statuses.push(answer.status);
+      }
+      await app.close();
+      assert.deepEqual(statuses, [...Array(10).fill(401), ...Array(5).fill(429)]);
+    });
+  }
+
   test("the default limit is 10 failures a minute", async () => {
     const app = await buildTestApp();
     const bad = { username: TEST_USERNAME, password: "guess" };

@@ -92,9 +92,23 @@ describe("createClient", () => {
     const walked = [];
     for await (const book of client.books({ author: "Proust", limit: 5 })) walked.push(book);
     assert.deepEqual(walked, made);
-    const found = [];
-    for await (const book of client.books({ q: "vol. 1" })) found.push(book.title);
-    assert.deepEqual(found, ["Vol. 1", "Vol. 10", "Vol. 11"]);
+    // q: the start of each word, case and accents aside; a one-character word whole.
+    const search = async (q: string) => {
+      const titles = [];
+      for await (const book of client.books({ q, limit: 5 })) titles.push(book.title);
+      return titles;
+    };
+    assert.deepEqual(await search("vol. 1"), ["Vol. 1"]);
+    assert.deepEqual(await search("VOL 10"), ["Vol. 10"]);
+    assert.equal((await search("prou vo")).length, 12);
+    const recherche = await client.createBook({
+      title: "À la recherche du temps perdu",
+      author: "Marcel Proust",
+      year: 1913,
+    });
+    assert.deepEqual(await search("a la RECHER"), [recherche.title]);
+    assert.deepEqual((await client.listPage({ q: "temps perdu marcel" })).books, [recherche]);
+    await client.deleteBook(recherche.id);
     const newestFirst = await client.listPage({ author: "Proust", sort: "-year", limit: 5 });
     assert.deepEqual(newestFirst.books, made.slice(7).reverse());
     assert.deepEqual(newestFirst.next, {
@@ -109,6 +123,35 @@ describe("createClient", () => {
       sorted.push(book);
     }
     assert.deepEqual(sorted, [...made].reverse());
+  });
+
+  test("a service that cannot be reached is a CatalogueError that says so, with the cause", async () => {
+    const closed = await freePort();
+    const client = createClient({ baseUrl: `http://127.0.0.1:${closed}`, ...CREDENTIALS });
+    for (const attempt of [client.token(), client.getBook(1), client.listPage()]) {
+      await assert.rejects(attempt, (error: unknown) => {
+        assert.ok(error instanceof CatalogueError, String(error));
+        assert.equal(error.status, 0);
+        assert.equal(
+          error.message,
+          `cannot reach the service at http://127.0.0.1:${closed}: ECONNREFUSED`,
+        );
+        assert.ok(error.cause instanceof TypeError);
+        return true;
+      });
+    }
+  });
+
+  test("listPage counts the books its filters match only when asked", async () => {
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    for (let i = 0; i < 3; i++) {
+      await client.createBook({ title: `Maigret ${i}`, author: "Simenon", year: 1931 + i });
+    }
+    const counted = await client.listPage({ author: "Simenon", limit: 2 }, { count: true });
+    assert.equal(counted.total, 3);
+    assert.equal(counted.books.length, 2);
+    assert.deepEqual(counted.next, { author: "Simenon", limit: 2, after: counted.books[1]?.id });
+    assert.equal((await client.listPage({ author: "Simenon", limit: 2 })).total, undefined);
   });
 
   test("with a token and no credentials: the token is used, and reported as it arrives", async () => {

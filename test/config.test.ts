@@ -165,3 +165,27 @@ describe(".env", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe("TRUST_PROXY", () => {
+  test("unset or false: no proxy is believed", () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: "false" }).trustProxy, false);
+  });
+
+  test("the proxies' addresses, without a warning; a hop count is refused", () => {
+    const list = loadConfig({ ...PRODUCTION, TRUST_PROXY: "10.0.0.5,10.0.1.0/24" });
+    assert.equal(list.trustProxy, "10.0.0.5,10.0.1.0/24");
+    assert.deepEqual(list.warnings, []);
+    const [problem] = problemsOf({ TRUST_PROXY: "1" });
+    assert.match(problem ?? "", /TRUST_PROXY does not take a hop count/);
+  });
+
+  test("true is refused in production and warned about elsewhere, naming the safe forms", () => {
+    const [problem] = problemsOf({ ...PRODUCTION, TRUST_PROXY: "true" });
+    assert.match(problem ?? "", /TRUST_PROXY=true lets clients choose their address/);
+    assert.match(problem ?? "", /TRUST_PROXY=10\.0\.0\.5,10\.0\.1\.0\/24/);
+    const config = loadConfig({ TRUST_PROXY: "true" });
+    assert.equal(config.trustProxy, true);
+    assert.match(config.warnings.join(" "), /TRUST_PROXY=true lets clients choose/);
+  });
+});

@@ -23,6 +23,8 @@ describe("the docs page in Chromium", { skip }, () => {
   let page: Page;
   let base: string;
   const otherHosts: string[] = [];
+  const cspViolations: string[] = [];
+  const fetched: string[] = [];
 
   before(async () => {
     app = await buildTestApp();
@@ -34,10 +36,14 @@ describe("the docs page in Chromium", { skip }, () => {
     });
     browser = await launchChromium();
     page = await browser.newPage();
+    page.on("console", (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
     page.on("request", (request) => {
       if (!request.url().startsWith(base) && !request.url().startsWith("data:")) {
         otherHosts.push(request.url());
       }
+      fetched.push(request.url().slice(base.length));
     });
     await page.goto(`${base}/docs`);
   });
@@ -79,6 +85,16 @@ describe("the docs page in Chromium", { skip }, () => {
     assert.deepEqual(otherHosts, []);
   });
 
+  test("is the project's page: its title, no third party's bar or logo, one document, a link home", async () => {
+    assert.equal(await page.title(), "Book Catalogue Service: API");
+    assert.equal(await page.locator(".topbar").isVisible(), false);
+    assert.equal(await page.locator("img:visible").count(), 0, "no logo");
+    assert.ok(fetched.includes("/openapi.json"), fetched.join(" "));
+    assert.ok(!fetched.some((path) => /^\/docs\/(json|yaml)/.test(path)), fetched.join(" "));
+    const home = page.locator(".info .description a", { hasText: "The librarian's page" });
+    assert.equal(await home.getAttribute("href"), "/");
+  });
+
   test("try it: a token from POST /token, Authorize, then GET /books lists the catalogue", async () => {
     const tokenBlock = await tryOut("post", "/token");
     await tokenBlock
@@ -104,11 +120,31 @@ describe("the docs page in Chromium", { skip }, () => {
     });
   });
 
+  test("the token is kept in no storage, and the page broke no rule of its CSP", async () => {
+    const stored = (await page.evaluate(
+      "JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])",
+    )) as string;
+    assert.doesNotMatch(stored, /eyJ/);
+    assert.deepEqual(cspViolations, []);
+  });
+
+  test("another site cannot frame /docs", async () => {
+    const framing = await browser.newPage();
+    try {
+      // about:blank is another origin than the service's.
+      await framing.setContent(`<iframe src="${base}/docs"></iframe>`);
+      const frame = framing.frames()[1];
+      await framing.waitForTimeout(500);
+      assert.ok(frame, "the frame exists");
+      assert.equal(await frame.locator(".swagger-ui").count(), 0, "the docs rendered in a frame");
+    } finally {
+      await framing.close();
+    }
+  });
+
   test("try it without a token shows the service's 401", async () => {
+    // A reload forgets the token pasted under Authorize: it was kept in the page only.
     await page.goto(`${base}/docs`);
-    // Authorize was remembered (persistAuthorization); forget it.
-    await page.evaluate("localStorage.clear()");
-    await page.reload();
     const { code, body } = await execute(
       await tryOut("get", "/book/{id}").then(async (block) => {
         await block.locator('input[placeholder="id"]').fill("1");
@@ -117,5 +153,34 @@ describe("the docs page in Chromium", { skip }, () => {
     );
     assert.equal(code, "401");
     assert.deepEqual(body, { status: 401, message: Messages.tokenRequired, data: null });
+  });
+});
+
+describe("the docs page with the development credentials", { skip }, () => {
+  test("Execute on POST /token as the page fills it in gets a token", async () => {
+    const app = await buildTestApp({ env: { AUTH_USERNAME: "", AUTH_PASSWORD: "" } });
+    const base = await listenLocally(app);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${base}/docs`);
+      const block = page.locator(".opblock-post", {
+        has: page.locator('.opblock-summary-path[data-path="/token"]'),
+      });
+      await block.locator(".opblock-summary-control").click();
+      const body = block.locator("textarea.body-param__text");
+      await body.waitFor();
+      assert.deepEqual(JSON.parse(await body.inputValue()), {
+        username: "admin",
+        password: "password",
+      });
+      await block.getByRole("button", { name: "Execute" }).click();
+      const live = block.locator(".live-responses-table .response").first();
+      await live.waitFor();
+      assert.equal((await live.locator(".response-col_status").innerText()).trim(), "200");
+    } finally {
+      await browser.close();
+      await app.close();
+    }
   });
 });

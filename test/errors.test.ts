@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import Database from "better-sqlite3";
 import postgres from "postgres";
 import type { App } from "../src/app.js";
 import { Messages } from "../src/envelope.js";
@@ -163,6 +163,40 @@ describe("logs", () => {
   });
 });
 
+describe("the access log and URLs", () => {
+  test("a token in the query or the path never reaches the log; query values are left out", async () => {
+    const logs = captureLogs();
+    const app = await buildTestApp({ logStream: logs.stream, env: { LOG_LEVEL: "info" } });
+    const token = await tokenFor(app);
+    const refused = await call(app, "GET", `/books?limit=1&token=${token}`);
+    assert.equal(refused.status, 401);
+    await call(app, "GET", `/book/${token}`);
+    await call(app, "GET", `/books?access_token=${encodeURIComponent(`Bearer ${token}`)}`);
+    await call(app, "GET", `/books?${token}`);
+    await call(app, "GET", "/books?q=private%20words&limit=2", { token });
+    await app.close();
+
+    const urls = logs
+      .text()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === "request")
+      .map((line) => line.url);
+    assert.deepEqual(urls, [
+      "/token",
+      "/books?limit&token",
+      "/book/[redacted]",
+      "/books?access_token",
+      "/books?[redacted]",
+      "/books?q&limit",
+    ]);
+    for (const secret of [token, ...token.split("."), "private"]) {
+      assert.ok(!logs.text().includes(secret), `${secret.slice(0, 12)}… reached the logs`);
+    }
+  });
+});
+
 for (const kind of await storesUnderTest()) {
   describe(`store failures on ${kind.name}`, { skip: kind.skip }, () => {
     test("an unexpected store failure is 500 Internal server error, with no detail", async () => {
@@ -175,7 +209,7 @@ for (const kind of await storesUnderTest()) {
       const app = await buildTestApp({ store: opened.store });
       const token = await tokenFor(app);
       if (kind.name === "sqlite") {
-        const other = new Database(join(dir, "b.db"));
+        const other = new DatabaseSync(join(dir, "b.db"));
         other.exec("DROP TABLE books");
         other.close();
       } else {
@@ -223,7 +257,7 @@ for (const kind of await storesUnderTest()) {
       const store = openSqliteStore(join(dir, "b.db"));
       const app = await buildTestApp({ store });
       const token = await tokenFor(app);
-      const other = new Database(join(dir, "b.db"));
+      const other = new DatabaseSync(join(dir, "b.db"));
       other.exec("BEGIN EXCLUSIVE");
       const answer = await call(app, "POST", "/book", { token, body: DUNE });
       other.exec("ROLLBACK");
@@ -236,3 +270,32 @@ for (const kind of await storesUnderTest()) {
     });
   });
 }
+
+describe("files missing under /docs", () => {
+  let app: App;
+  before(async () => {
+    app = await buildTestApp();
+  });
+  after(() => app.close());
+
+  for (const method of ["GET", "HEAD"] as const) {
+    test(`${method} /docs/static/nonexistent.js: 404 Not found, not 405`, async () => {
+      const response = await app.inject({ method, url: "/docs/static/nonexistent.js" });
+      assert.equal(response.statusCode, 404);
+      assert.equal(response.headers.allow, undefined);
+      if (method === "GET") {
+        assert.deepEqual(JSON.parse(response.body), {
+          status: 404,
+          message: Messages.notFound,
+          data: null,
+        });
+      }
+    });
+  }
+
+  test("another method on a docs file is still 405 with Allow", async () => {
+    const response = await app.inject({ method: "POST", url: "/docs/static/swagger-ui.css" });
+    assert.equal(response.statusCode, 405);
+    assert.equal(response.headers.allow, "GET, HEAD");
+  });
+});

@@ -65,6 +65,61 @@ describe("failed logins shared through Redis", { skip: await redisSkipReason() }
     }
   });
 
+  test("200 parallel wrong logins over two instances: 10 × 401, the rest 429; then the right password is 429 too", async () => {
+    const prefix = `book-catalogue-test:${randomBytes(6).toString("hex")}:`;
+    const instances = await Promise.all(
+      [0, 1].map(() =>
+        buildTestApp({ limiter: createRedisLoginLimiter(REDIS_URL, 10, 60, prefix) }),
+      ),
+    );
+    const attacker = { remoteAddress: "203.0.113.52" };
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          call(instances[i % 2] as (typeof instances)[0], "POST", "/token", {
+            ...attacker,
+            body: { username: TEST_USERNAME, password: `guess-${i}` },
+          }),
+        ),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      assert.equal(statuses.filter((status) => status === 401).length, 10);
+      assert.equal(statuses.filter((status) => status === 429).length, 190);
+      for (const answer of answers.filter((a) => a.status === 429)) {
+        const retryAfter = Number(answer.headers["retry-after"]);
+        assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+      }
+      const good = { username: TEST_USERNAME, password: TEST_PASSWORD };
+      for (const app of instances) {
+        assert.equal((await call(app, "POST", "/token", { ...attacker, body: good })).status, 429);
+      }
+    } finally {
+      await Promise.all(instances.map((app) => app.close()));
+    }
+  });
+
+  test("successful logins do not use up the limit", async () => {
+    const prefix = `book-catalogue-test:${randomBytes(6).toString("hex")}:`;
+    const app = await buildTestApp({ limiter: createRedisLoginLimiter(REDIS_URL, 3, 60, prefix) });
+    const client = { remoteAddress: "203.0.113.53" };
+    const good = { username: TEST_USERNAME, password: TEST_PASSWORD };
+    try {
+      const logins = await Promise.all(
+        Array.from({ length: 20 }, () => call(app, "POST", "/token", { ...client, body: good })),
+      );
+      // Parallel successes may briefly hold every slot; each gives its slot back afterwards.
+      assert.ok(logins.some((answer) => answer.status === 200));
+      const statuses = [];
+      for (let i = 0; i < 4; i++) {
+        const bad = { username: TEST_USERNAME, password: "guess" };
+        statuses.push((await call(app, "POST", "/token", { ...client, body: bad })).status);
+      }
+      assert.deepEqual(statuses, [401, 401, 401, 429]);
+    } finally {
+      await app.close();
+    }
+  });
+
   test("the window ends: a correct login works again afterwards", async () => {
     const prefix = `book-catalogue-test:${randomBytes(6).toString("hex")}:`;
     const app = await buildTestApp({ limiter: createRedisLoginLimiter(REDIS_URL, 2, 1, prefix) });

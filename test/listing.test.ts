@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import type { App } from "../src/app.js";
 import type { Book } from "../src/books/book.js";
 import { Messages } from "../src/envelope.js";
+import { openSqliteStore } from "../src/store/sqlite.js";
 import {
   type Answer,
   buildTestApp,
@@ -79,7 +80,7 @@ for (const kind of await storesUnderTest()) {
       assert.equal(answer.headers.link, undefined);
     });
 
-    test("q finds text in the title or the author, in any case; author and year match exactly", async () => {
+    test("q finds words of the title or the author, in any case; author and year match exactly", async () => {
       const ids = async (query: string) =>
         ((await list(query)).body.data as Book[]).map((b) => b.id);
       const poems = created.filter((b) => b.title.startsWith("Collected"));
@@ -105,6 +106,67 @@ for (const kind of await storesUnderTest()) {
       assert.equal(
         answer.headers.link,
         `</books?q=novel&year=1800&limit=2&after=${matching[1]?.id}>; rel="next"`,
+      );
+    });
+
+    test("q: words in any order, each the start of a word, case and accents aside, in every script", async () => {
+      const shelf = [
+        { title: "Les Misérables", author: "Victor Hugo", year: 1862 },
+        { title: "Преступление и наказание", author: "Фёдор Достоевский", year: 1866 },
+        { title: "Братья Карамазовы", author: "Фёдор Достоевский", year: 1880 },
+        { title: "Cien años de soledad", author: "Gabriel García Márquez", year: 1967 },
+        { title: "The Hobbit", author: "J. R. R. Tolkien", year: 1937 },
+        { title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 },
+        { title: "Ἰλιάς", author: "Ὅμηρος", year: -750 },
+        { title: "吾輩は猫である", author: "夏目漱石", year: 1905 },
+      ];
+      const added: Book[] = [];
+      for (const book of shelf) {
+        added.push(
+          (await call<Book>(app, "POST", "/book", { token, body: book })).body.data as Book,
+        );
+      }
+      const titles = async (q: string) => {
+        const answer = await list(`?q=${encodeURIComponent(q)}`);
+        assert.equal(answer.status, 200, answer.raw);
+        return (answer.body.data as Book[]).map((b) => b.title);
+      };
+      assert.deepEqual(await titles("достоевский"), [
+        "Преступление и наказание",
+        "Братья Карамазовы",
+      ]);
+      assert.deepEqual(await titles("ДОСТОЕВСКИЙ карамаз"), ["Братья Карамазовы"]);
+      assert.deepEqual(await titles("garcia"), ["Cien años de soledad"]);
+      assert.deepEqual(await titles("GARCÍA"), ["Cien años de soledad"]);
+      assert.deepEqual(await titles("MISERABLES"), ["Les Misérables"]);
+      assert.deepEqual(await titles("tolk"), ["The Hobbit"]);
+      assert.deepEqual(await titles("le guin"), ["The Left Hand of Darkness"]);
+      assert.deepEqual(await titles("guin, le!"), ["The Left Hand of Darkness"]);
+      assert.deepEqual(await titles("ιλιας ομηρ"), ["Ἰλιάς"]);
+      assert.deepEqual(await titles("夏目漱石"), ["吾輩は猫である"]);
+      assert.deepEqual(await titles("olkien"), []);
+      // Only punctuation: no word, so no filter.
+      assert.equal((await titles("?!")).length, created.length + shelf.length);
+      for (const book of added) await call(app, "DELETE", `/book/${book.id}`, { token });
+    });
+
+    test("q pages with Link, in id order and sorted, with the other filters", async () => {
+      const novels = created.filter((b) => b.title.startsWith("Novel"));
+      const byId = await walk(app, token, "/books?q=nov&limit=4");
+      assert.deepEqual(byId.books, novels);
+      const byTitle = await walk(app, token, "/books?q=nov%20jul&sort=-title&limit=3");
+      const expected = novels
+        .filter((b) => b.author === "Jules Verne")
+        .sort((x, y) => (x.title < y.title ? 1 : -1));
+      assert.deepEqual(byTitle.books, expected);
+      assert.ok(
+        byTitle.links.every((link) => link.includes("q=nov+jul")),
+        byTitle.links.join(),
+      );
+      const filtered = await walk(app, token, "/books?q=poems&year=1801&sort=year&limit=1");
+      assert.deepEqual(
+        filtered.books,
+        created.filter((b) => b.title.startsWith("Collected") && b.year === 1801),
       );
     });
 
@@ -244,3 +306,33 @@ for (const kind of await storesUnderTest()) {
     }
   });
 }
+
+describe("a search of many matches on SQLite, through GET /books", () => {
+  test("pages cut short by the bound of work still carry a Link, and the walk finds every match", async () => {
+    // Bounds small enough that 120 books need windows: at most 10 books examined a page.
+    const store = openSqliteStore(":memory:", { fewMatches: 3, window: 10 });
+    const app = await buildTestApp({ store });
+    const token = await tokenFor(app);
+    const books: Book[] = [];
+    for (let i = 0; i < 120; i++) {
+      const body = {
+        title: `${i % 9 === 0 ? "Common" : "Other"} ${String((i * 37) % 120).padStart(3, "0")}`,
+        author: "Anon",
+        year: 2000,
+      };
+      books.push((await call<Book>(app, "POST", "/book", { token, body })).body.data as Book);
+    }
+    const expected = books
+      .filter((b) => b.title.startsWith("Common"))
+      .sort((x, y) => (x.title < y.title ? -1 : 1));
+    const { books: found, links } = await walk(app, token, "/books?q=comm&sort=title&limit=5");
+    assert.deepEqual(found, expected);
+    // Some page held fewer than 5 books and still led on.
+    assert.ok(links.length > Math.ceil(expected.length / 5), links.join("\n"));
+    // Without limit, the whole answer at once.
+    const all = await call<Book[]>(app, "GET", "/books?q=comm&sort=title", { token });
+    assert.deepEqual(all.body.data, expected);
+    await app.close();
+    await store.close();
+  });
+});

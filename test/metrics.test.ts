@@ -80,3 +80,53 @@ test("METRICS_PORT serves /metrics on a port of its own; the API port does not",
     assert.equal(await service.stop(), 0);
   }
 });
+
+/** A port free on every interface at the time of asking. */
+async function freePort(): Promise<number> {
+  const free = createServer();
+  await new Promise<void>((resolve) => free.listen(0, "0.0.0.0", resolve));
+  const { port } = free.address() as { port: number };
+  await new Promise((resolve) => free.close(resolve));
+  return port;
+}
+
+/** Whether something answers GET /metrics at this address; false when the connection fails. */
+async function metricsAt(host: string, port: number): Promise<boolean> {
+  try {
+    const response = await fetch(`http://${host}:${port}/metrics`);
+    await response.text();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+// 127.0.0.2 is another address of this machine (all of 127/8 is loopback on Linux): a
+// listener on every interface answers there, one on 127.0.0.1 does not.
+const otherAddress = process.platform === "linux" ? false : "uses 127.0.0.2 (Linux loopback)";
+
+test("metrics listen on 127.0.0.1 even when the API listens on every interface; METRICS_HOST widens it", {
+  skip: otherAddress,
+}, async () => {
+  for (const metricsHost of [undefined, "0.0.0.0"]) {
+    const metricsPort = await freePort();
+    const service = await startService(
+      {
+        HOST: "0.0.0.0",
+        PORT: "0",
+        DB_URL: "sqlite::memory:",
+        METRICS_PORT: String(metricsPort),
+        ...(metricsHost ? { METRICS_HOST: metricsHost } : {}),
+      },
+      { direct: true },
+    );
+    try {
+      const apiPort = new URL(service.url).port;
+      assert.equal((await fetch(`http://127.0.0.2:${apiPort}/health`)).status, 200);
+      assert.equal(await metricsAt("127.0.0.1", metricsPort), true);
+      assert.equal(await metricsAt("127.0.0.2", metricsPort), metricsHost === "0.0.0.0");
+    } finally {
+      assert.equal(await service.stop(), 0);
+    }
+  }
+});

@@ -15,12 +15,28 @@ export interface Service {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/**
- * `npm start`, or with `direct` the server itself (`node dist/server.js`), which tests that
- * SIGKILL the server need: a SIGKILL to npm would leave its child running.
- */
-function spawnNpmStart(env: Record<string, string>, direct = false) {
-  const [command, args] = direct ? [process.execPath, ["dist/server.js"]] : ["npm", ["start"]];
+/** How to start: `npm start` by default. */
+export interface StartOptions {
+  /**
+   * The server itself (`node dist/server.js`), which tests that SIGKILL the server need: a
+   * SIGKILL to npm would leave its child running.
+   */
+  direct?: boolean;
+  /** Options for Node before the script; implies `direct`. */
+  nodeArgs?: string[];
+  /** The server itself under `ulimit -n` of this many descriptors; implies `direct`. */
+  descriptorLimit?: number;
+}
+
+function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
+  const direct = options.direct || options.nodeArgs !== undefined;
+  const node = [process.execPath, ...(options.nodeArgs ?? []), "dist/server.js"];
+  const [command, args] =
+    options.descriptorLimit !== undefined
+      ? ["sh", ["-c", `ulimit -n ${options.descriptorLimit} && exec "$@"`, "sh", ...node]]
+      : direct
+        ? [node[0] as string, node.slice(1)]
+        : ["npm", ["start"]];
   const child = spawn(command, args, {
     cwd: ROOT,
     // Only what npm needs from this environment, so no setting leaks in from the test run.
@@ -43,9 +59,9 @@ function spawnNpmStart(env: Record<string, string>, direct = false) {
 /** `npm start` with the environment given; resolves once it listens. */
 export async function startService(
   env: Record<string, string>,
-  options: { direct?: boolean } = {},
+  options: StartOptions = {},
 ): Promise<Service> {
-  const { child, output, exited } = spawnNpmStart(env, options.direct);
+  const { child, output, exited } = spawnNpmStart(env, options);
   const deadline = Date.now() + 30_000;
   let url: string | undefined;
   while (url === undefined) {

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { App } from "../src/app.js";
 import type { Book } from "../src/books/book.js";
+import { openSqliteStore } from "../src/store/sqlite.js";
 import { WEB_ROOT } from "../src/web.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
 import {
@@ -64,6 +65,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 
   const titles = (page: Page) => page.locator("tbody td.col-title").allInnerTexts();
   const pageStatus = (page: Page) => page.locator("#page-status");
+  const bookCount = (page: Page) => page.locator("#book-count");
 
   test("sign in: a wrong password is told, the right one opens the catalogue", async () => {
     const page = await open();
@@ -72,6 +74,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await page.getByRole("alert").getByText("The username or password is wrong.").waitFor();
     await signIn(page);
     await page.getByRole("heading", { name: "Books" }).waitFor();
+    // The API's interactive docs are one click away, and link back here.
+    const docs = page.getByRole("link", { name: "API documentation" });
+    assert.equal(await docs.getAttribute("href"), "/docs");
     await pageStatus(page).getByText("The catalogue is empty.").waitFor();
   });
 
@@ -103,6 +108,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await dialog.waitFor({ state: "detached" });
     await page.getByRole("status").getByText("Added “The Left Hand of Darkness”.").waitFor();
     await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await bookCount(page).getByText("1 book", { exact: true }).waitFor();
     assert.deepEqual(await titles(page), ["The Left Hand of Darkness"]);
     assert.deepEqual((await api<Book[]>("GET", "/books")).body.data, [
       { id: 1, title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 },
@@ -120,6 +126,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     const page = await open();
     await signIn(page);
     await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
+    await bookCount(page).getByText("45 books", { exact: true }).waitFor();
     const pager = page.locator("nav.pages");
     // Where the pager is on the page (not in the viewport, which scrolls to each click).
     const pagerTop = () =>
@@ -134,6 +141,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await pageStatus(page).getByText("Page 2: books 21 to 40.").waitFor();
     await page.getByRole("button", { name: "Next" }).click();
     await pageStatus(page).getByText("Page 3: books 41 to 45.").waitFor();
+    assert.equal(await bookCount(page).innerText(), "45 books", "the count stays while paging");
     assert.equal(await page.getByRole("button", { name: "Next" }).isDisabled(), true);
     assert.equal(await pagerTop(), pagerAt, "the pager stays where it was");
     await page.getByRole("button", { name: "Previous" }).click();
@@ -151,8 +159,10 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     assert.deepEqual(await sortedByYear("ascending"), ascending.slice(0, 20));
     assert.deepEqual(await sortedByYear("descending"), ascending.reverse().slice(0, 20));
 
-    await page.getByRole("searchbox", { name: "Search titles and authors" }).fill("calvino");
+    // Word beginnings, in any order, case and accents aside.
+    await page.getByRole("searchbox", { name: "Search titles and authors" }).fill("CALV ítalo");
     await pageStatus(page).getByText("Page 1: books 1 to 14.").waitFor();
+    await bookCount(page).getByText("14 books match “CALV ítalo”", { exact: true }).waitFor();
     const authors = await page.locator("tbody td.col-author").allInnerTexts();
     assert.deepEqual(new Set(authors), new Set(["Italo Calvino"]));
     await page.getByRole("searchbox").fill("no such book");
@@ -198,6 +208,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await page.getByRole("button", { name: "Delete “Ficciones”" }).click();
     await dialog.getByRole("button", { name: "Delete" }).click();
     await pageStatus(page).getByText("No book matches “Ficciones”.").waitFor();
+    await bookCount(page).getByText("0 books match “Ficciones”", { exact: true }).waitFor();
     assert.equal((await api("GET", `/book/${created.id}`)).status, 404);
   });
 
@@ -261,6 +272,55 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
       await page.getByText("Too many failed sign-ins. Wait a minute, then try again.").waitFor();
     } finally {
       await strict.close();
+    }
+  });
+});
+
+describe("a search of very many matches in the page", { skip: browserSkipReason() }, () => {
+  test("pages cut short by the search's bound still count on, and Next walks every match", async () => {
+    // Bounds small enough that 60 books need several windows of 8 books.
+    const store = openSqliteStore(":memory:", { fewMatches: 3, window: 8 });
+    const app = await buildTestApp({ store, webRoot: WEB_ROOT });
+    const base = await listenLocally(app);
+    const token = await tokenFor(app);
+    for (let i = 0; i < 60; i++) {
+      const title = `${i % 4 === 0 ? "Common" : "Other"} ${String(i).padStart(2, "0")}`;
+      await call(app, "POST", "/book", { token, body: { title, author: "Anon", year: 2000 } });
+    }
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: DESKTOP });
+      await page.goto(base);
+      await page.getByLabel("Username").fill(TEST_USERNAME);
+      await page.getByLabel("Password").fill(TEST_PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("searchbox").fill("comm");
+      await page.locator("#book-count").getByText("15 books match “comm”").waitFor();
+      const seen: string[] = [];
+      for (let turn = 0; turn < 20; turn++) {
+        await page.locator('table[aria-busy="false"]').waitFor();
+        const shown = await page.locator("tbody td.col-title").allInnerTexts();
+        const status = await page.locator("#page-status").innerText();
+        if (shown.length > 0) {
+          assert.equal(
+            status,
+            `Page ${turn + 1}: books ${seen.length + 1} to ${seen.length + shown.length}.`,
+          );
+        }
+        seen.push(...shown);
+        const nextButton = page.getByRole("button", { name: "Next" });
+        if (await nextButton.isDisabled()) break;
+        await nextButton.click();
+      }
+      const expected = Array.from(
+        { length: 15 },
+        (_, i) => `Common ${String(i * 4).padStart(2, "0")}`,
+      );
+      assert.deepEqual(seen, expected);
+    } finally {
+      await browser.close();
+      await app.close();
+      await store.close();
     }
   });
 });

@@ -1,13 +1,22 @@
-/** Counts failed logins per client in fixed windows; a client over the limit waits out its window. */
+/**
+ * Counts login attempts per client in fixed windows. An attempt is counted before the
+ * credentials are checked, in the same step as the check against the limit, so parallel
+ * guesses cannot all slip past a count that has not yet moved. A successful login gives its
+ * attempt back: only failures use up the limit.
+ */
 export interface LoginLimiter {
-  /** Seconds the client must wait before trying again; 0 when it may try now. */
-  retryAfter(client: string): Promise<number>;
-  recordFailure(client: string): Promise<void>;
+  /**
+   * Counts one attempt by the client. 0 when it may go ahead; else the seconds it must wait,
+   * and the attempt must be refused without looking at the credentials.
+   */
+  attempt(client: string): Promise<number>;
+  /** The attempt that `attempt` let through succeeded: it does not count as a failure. */
+  succeeded(client: string): Promise<void>;
   close(): Promise<void>;
 }
 
 interface Window {
-  failures: number;
+  attempts: number;
   endsAt: number;
 }
 
@@ -32,22 +41,25 @@ export function createMemoryLoginLimiter(
   };
 
   return {
-    async retryAfter(client) {
-      const window = current(client);
-      if (window === undefined || window.failures < maxFailures) return 0;
-      return Math.max(1, Math.ceil((window.endsAt - now()) / 1000));
+    async attempt(client) {
+      let window = current(client);
+      if (window === undefined) {
+        if (windows.size >= SWEEP_THRESHOLD) {
+          const time = now();
+          for (const [key, value] of windows) if (value.endsAt <= time) windows.delete(key);
+        }
+        window = { attempts: 0, endsAt: now() + windowMs };
+        windows.set(client, window);
+      }
+      if (window.attempts >= maxFailures) {
+        return Math.max(1, Math.ceil((window.endsAt - now()) / 1000));
+      }
+      window.attempts += 1;
+      return 0;
     },
-    async recordFailure(client) {
+    async succeeded(client) {
       const window = current(client);
-      if (window !== undefined) {
-        window.failures += 1;
-        return;
-      }
-      if (windows.size >= SWEEP_THRESHOLD) {
-        const time = now();
-        for (const [key, value] of windows) if (value.endsAt <= time) windows.delete(key);
-      }
-      windows.set(client, { failures: 1, endsAt: now() + windowMs });
+      if (window !== undefined && window.attempts > 0) window.attempts -= 1;
     },
     async close() {
       windows.clear();

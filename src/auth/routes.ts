@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { answerSchema, failures, Messages, respond } from "../envelope.js";
+import { Messages, respond } from "../envelope.js";
+import { answerSchema, failures, schemaRef } from "../openapi.js";
 import type { CredentialCheck } from "./credentials.js";
 import type { LoginLimiter } from "./login-limiter.js";
 import type { TokenService } from "./tokens.js";
@@ -15,12 +16,6 @@ interface LoginRequest {
   password: string;
 }
 
-const loginSchema = {
-  type: "object",
-  required: ["username", "password"],
-  properties: { username: { type: "string" }, password: { type: "string" } },
-} as const;
-
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions) {
   const { tokens, checkCredentials, limiter } = options;
 
@@ -28,14 +23,15 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     "/token",
     {
       schema: {
+        operationId: "createToken",
         summary: "Exchange the built-in username and password for a token valid 15 minutes",
+        description:
+          "Send the token in the `Authorization` header of every book route, bare or as `Bearer <token>`. Failed attempts are limited per client: past the limit, 429 with `Retry-After`, even with the right password.",
         tags: ["tokens"],
-        body: loginSchema,
+        security: [],
+        body: schemaRef("Credentials"),
         response: {
-          200: answerSchema(
-            { type: "object", required: ["token"], properties: { token: { type: "string" } } },
-            Messages.tokenGenerated,
-          ),
+          200: answerSchema("TokenEnvelope", [Messages.tokenGenerated]),
           ...failures({
             400: [Messages.invalidRequestPayload, Messages.badRequest],
             401: [Messages.invalidCredentials],
@@ -49,18 +45,18 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       config: { invalidBodyMessage: Messages.invalidRequestPayload },
     },
     async (request, reply) => {
-      // A client over its failure limit waits, even with the right password: that is what
-      // stops guessing.
-      const wait = await limiter.retryAfter(request.ip);
+      // Every attempt is counted before the credentials are looked at, so a client over its
+      // limit waits even with the right password, and parallel guesses cannot outrun the count.
+      const wait = await limiter.attempt(request.ip);
       if (wait > 0) {
         reply.header("retry-after", String(wait));
         return respond(reply, 429, Messages.tooManyRequests);
       }
       const { username, password } = request.body;
       if (!checkCredentials(username, password)) {
-        await limiter.recordFailure(request.ip);
         return respond(reply, 401, Messages.invalidCredentials);
       }
+      await limiter.succeeded(request.ip);
       let token: string;
       try {
         token = tokens.issue();

@@ -47,7 +47,7 @@ export const bookSchema = {
 } as const;
 
 /** The largest id a path may name: ids travel as JSON numbers. */
-const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
 const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
 
 /** A path id must be a canonical positive integer (no sign, zeros or spaces); else undefined. */

@@ -1,32 +1,33 @@
 import { Readable } from "node:stream";
-import type { FastifyInstance } from "fastify";
+import { setImmediate as turn } from "node:timers/promises";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from "fastify";
 import { requireToken } from "../auth/require-token.js";
 import type { TokenService } from "../auth/tokens.js";
 import { TOKEN_SECURITY } from "../docs.js";
-import { answerSchema, failures, Messages, respond } from "../envelope.js";
+import { Messages, respond } from "../envelope.js";
+import { answerSchema, failures, ROUTED_ANSWER_HEADERS, schemaRef } from "../openapi.js";
+import type { BookPage, BookStore } from "../store/store.js";
 import {
-  type BookPage,
-  type BookQuery,
-  type BookStore,
-  SORT_FIELDS,
-  type SortField,
-} from "../store/store.js";
-import {
-  AUTHOR_MAX,
   type BookChanges,
-  bookChangesSchema,
-  bookSchema,
+  MAX_ID,
   type NewBook,
-  newBookSchema,
   parseBookId,
   pickChanges,
   pickNewBook,
-  TITLE_MAX,
-  textSchema,
 } from "./book.js";
-
-const YEAR_PATTERN = "^-?(0|[1-9][0-9]{0,3})$";
-const YEAR = new RegExp(YEAR_PATTERN);
+import {
+  type Filters,
+  type ListParameters,
+  listFilters,
+  listParametersSchema,
+  matchFilters,
+  readIntegerParameters,
+} from "./listing.js";
 
 export interface BookRoutesOptions {
   store: BookStore;
@@ -42,82 +43,68 @@ const LISTING_PREFIX = `{"status":200,"message":${JSON.stringify(Messages.booksR
 const idParams = {
   type: "object",
   required: ["id"],
-  properties: { id: { type: "string", description: "A positive integer" } },
-} as const;
-
-const invalidInput = { invalidBodyMessage: Messages.invalidInput };
-
-/** GET /books query parameters, as sent; all optional. */
-interface ListParameters {
-  limit?: string;
-  after?: string;
-  q?: string;
-  author?: string;
-  year?: string;
-  sort?: string;
-  after_key?: string;
-}
-type Filters = Omit<BookQuery, "limit">;
-
-const SORTS = SORT_FIELDS.flatMap((field) => [field, `-${field}`]);
-
-// Strings, checked by pattern: a number-like value must be written plainly, and a parameter
-// given twice (an array) is refused.
-const listParametersSchema = {
-  type: "object",
   properties: {
-    limit: {
-      type: "string",
-      pattern: "^(1000|[1-9][0-9]{0,2})$",
-      description: "1 to 1000: one page of at most this many books, with a Link to the next",
-    },
-    after: {
-      type: "string",
-      pattern: "^(0|[1-9][0-9]*)$",
-      description: "Only books with a greater id (the last id of the previous page)",
-    },
-    q: {
-      ...textSchema(200),
-      description: "Text found in the title or the author, in any case",
-    },
-    author: { ...textSchema(AUTHOR_MAX), description: "The author, exactly" },
-    year: { type: "string", pattern: YEAR_PATTERN, description: "The year" },
-    sort: {
-      type: "string",
-      enum: SORTS,
+    id: {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_ID,
       description:
-        "The order: id (the default), title, author or year, then id; a leading - reverses it. Titles and authors sort without regard to case",
-    },
-    after_key: {
-      ...textSchema(TITLE_MAX),
-      description:
-        "With a sort by title, author or year and `after`: that book's title, author or year. The Link to the next page carries both",
+        "The book's id, written plainly (`12`, not `012` or `+12`). Any other id, like an id no book has, is 404 `Book not found`.",
     },
   },
 } as const;
 
 /**
- * The filters a valid query names; undefined when `after` is beyond any id, or when the cursor
- * does not fit the order (a sort by a field continues from `after` with its `after_key`).
+ * An id written plainly becomes a number for the schema; any other is 404 `Book not found`, as
+ * the contract says, before validation could call it a bad request.
  */
-function listFilters(parameters: ListParameters): Filters | undefined {
-  const after =
-    parameters.after === undefined || parameters.after === "0" ? 0 : parseBookId(parameters.after);
-  if (after === undefined) return undefined;
-  const sort = (parameters.sort?.replace(/^-/, "") ?? "id") as SortField;
-  const key = parameters.after_key;
-  if ((sort !== "id" && after !== 0) !== (key !== undefined)) return undefined;
-  const filters: Filters = { after, sort, descending: parameters.sort?.startsWith("-") === true };
-  if (key !== undefined) {
-    if (sort !== "year") filters.afterKey = key;
-    else if (YEAR.test(key)) filters.afterKey = Number(key);
-    else return undefined;
+function readBookId(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+  const params = request.params as Record<string, unknown>;
+  if (typeof params.id === "string") {
+    const id = parseBookId(params.id);
+    if (id === undefined) {
+      respond(reply, 404, Messages.bookNotFound);
+      return;
+    }
+    params.id = id;
   }
-  if (parameters.q !== undefined) filters.q = parameters.q;
-  if (parameters.author !== undefined) filters.author = parameters.author;
-  if (parameters.year !== undefined) filters.year = Number(parameters.year);
-  return filters;
+  done();
 }
+
+/** `Prefer: count=exact` (RFC 7240, as PostgREST asks for a count): the total is wanted. */
+const COUNT_PREFERENCE = /(^|[,;\s])count=exact([,;\s]|$)/i;
+
+const preferHeader = {
+  type: "object",
+  properties: {
+    prefer: {
+      type: "string",
+      description:
+        "`count=exact` asks for the number of books the filters (`q`, `author`, `year`) match, in `X-Total-Count`; it is counted only when asked. Other preferences are ignored.",
+      examples: ["count=exact"],
+    },
+  },
+} as const;
+
+const listingHeaders: typeof ROUTED_ANSWER_HEADERS = {
+  ...ROUTED_ANSWER_HEADERS,
+  link: {
+    type: "string",
+    description:
+      'With `limit`, while more books remain: `</books?…&after=…>; rel="next"`, the next page (with `after_key` when sorted by a field).',
+  },
+  "x-total-count": {
+    type: "integer",
+    description:
+      "Only when asked with `Prefer: count=exact`: how many books the filters match, on every page, whatever `limit`, `after` and `sort`. Counted apart from the page, so a write in between may make them disagree.",
+  },
+  "preference-applied": {
+    type: "string",
+    description: "`count=exact` when the total was counted",
+  },
+};
+
+const invalidInput = { invalidBodyMessage: Messages.invalidInput };
 
 // What every book route may answer besides its own success.
 const common = {
@@ -155,12 +142,15 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     "/book",
     {
       schema: {
+        operationId: "createBook",
         summary: "Add a book",
+        description:
+          "Adds a book with the three fields, all required, and answers it with the id the service gave it. Ids are never reused.",
         tags: ["books"],
         security: TOKEN_SECURITY,
-        body: newBookSchema,
+        body: schemaRef("NewBook"),
         response: {
-          201: answerSchema(bookSchema, Messages.bookCreated),
+          201: answerSchema("BookEnvelope", [Messages.bookCreated]),
           ...failures(withBody),
         },
       },
@@ -176,31 +166,52 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     "/books",
     {
       schema: {
+        operationId: "listBooks",
         summary:
           "List books: all of them, or a page, in id order or sorted, or those matching filters",
+        description:
+          "Without parameters, every book by ascending id, streamed. With `limit`, one page, and a `Link` header to the next while more remain: pages follow a cursor (`after`, and `after_key` when sorted by a field), never an offset. The filters combine. With `Prefer: count=exact`, `X-Total-Count` tells how many books the filters match.",
         tags: ["books"],
         security: TOKEN_SECURITY,
         querystring: listParametersSchema,
+        headers: preferHeader,
         response: {
-          200: answerSchema({ type: "array", items: bookSchema }, Messages.booksRetrieved),
-          ...failures({ ...common, 400: [Messages.invalidInput, Messages.badRequest] }),
+          200: answerSchema("BooksEnvelope", [Messages.booksRetrieved], listingHeaders),
+          ...failures({
+            ...common,
+            400: [Messages.invalidInput, Messages.badRequest, Messages.searchTooBroad],
+          }),
         },
       },
       config: invalidInput,
+      preValidation: (request, _reply, done) => {
+        readIntegerParameters(request.query as Record<string, unknown>);
+        done();
+      },
     },
     async (request, reply) => {
       const parameters = request.query;
       const filters = listFilters(parameters);
       if (filters === undefined) return respond(reply, 400, Messages.invalidInput);
       reply.type("application/json; charset=utf-8");
+      const prefer = request.headers.prefer;
+      if (typeof prefer === "string" && COUNT_PREFERENCE.test(prefer)) {
+        reply.header("x-total-count", String(await store.count(matchFilters(parameters))));
+        reply.header("preference-applied", "count=exact");
+      }
       if (parameters.limit !== undefined) {
-        const limit = Number(parameters.limit);
+        const limit = parameters.limit;
         const page = await store.list({ ...filters, limit });
-        if (page.count === limit) {
+        if (page.partial || page.count === limit) {
           const cursor = pageCursor(page);
-          const next = await store.list({ ...filters, ...cursor, limit: 1 });
-          if (next.count > 0) {
-            const link = new URLSearchParams({ ...parameters, after: String(page.lastId) });
+          // A partial page says itself that more may follow.
+          const next = page.partial ? page : await store.list({ ...filters, ...cursor, limit: 1 });
+          if (next.partial || next.count > 0) {
+            const link = new URLSearchParams(
+              Object.entries({ ...parameters, after: page.lastId }).map(
+                ([name, value]): [string, string] => [name, String(value)],
+              ),
+            );
             if (cursor.afterKey !== undefined) link.set("after_key", String(cursor.afterKey));
             reply.header("link", `</books?${link}>; rel="next"`);
           }
@@ -216,7 +227,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       for (let next = await pages.next(); !next.done; next = await pages.next()) {
         head.push(next.value);
         bytes += next.value.json.length;
-        if (bytes >= BUFFERED_LISTING_BYTES && next.value.count === LIST_PAGE_SIZE) {
+        if (bytes >= BUFFERED_LISTING_BYTES && hasMore(next.value)) {
           return reply.send(Readable.from(listingTail(head, pages)));
         }
       }
@@ -224,32 +235,40 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: number } }>(
     "/book/:id",
     {
       schema: {
         ...book,
+        operationId: "getBook",
         summary: "Read one book",
-        response: { 200: answerSchema(bookSchema, Messages.bookRetrieved), ...failures(withId) },
+        description: "Answers the book with this id.",
+        response: {
+          200: answerSchema("BookEnvelope", [Messages.bookRetrieved]),
+          ...failures(withId),
+        },
       },
+      preValidation: readBookId,
     },
     async (request, reply) => {
-      const id = parseBookId(request.params.id);
-      const book = id === undefined ? undefined : await store.get(id);
+      const book = await store.get(request.params.id);
       if (book === undefined) return respond(reply, 404, Messages.bookNotFound);
       return respond(reply, 200, Messages.bookRetrieved, book);
     },
   );
 
-  app.put<{ Params: { id: string }; Body: BookChanges }>(
+  app.put<{ Params: { id: number }; Body: BookChanges }>(
     "/book/:id",
     {
       schema: {
         ...book,
+        operationId: "updateBook",
         summary: "Change some or all of a book's fields",
-        body: bookChangesSchema,
+        description:
+          "Applies the fields sent on top of the stored book; those left out keep their values. The book is looked up first: a missing book is 404 whatever the body.",
+        body: schemaRef("BookChanges"),
         response: {
-          200: answerSchema(bookSchema, Messages.bookUpdated),
+          200: answerSchema("BookEnvelope", [Messages.bookUpdated]),
           ...failures({ ...withId, ...withBody }),
         },
       },
@@ -257,10 +276,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       // failures are judged in the handler: a missing book is 404 whatever the body.
       attachValidation: true,
       config: invalidInput,
+      preValidation: readBookId,
     },
     async (request, reply) => {
-      const id = parseBookId(request.params.id);
-      if (id === undefined) return respond(reply, 404, Messages.bookNotFound);
+      const id = request.params.id;
       if (request.validationError) {
         const exists = (await store.get(id)) !== undefined;
         if (!exists) return respond(reply, 404, Messages.bookNotFound);
@@ -274,21 +293,24 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<{ Params: { id: number } }>(
     "/book/:id",
     {
       schema: {
         ...book,
+        operationId: "deleteBook",
         summary: "Delete a book",
+        description:
+          "Deletes the book with this id; a later read of it is 404. Ids are never reused.",
         response: {
-          200: answerSchema({ type: "null" }, Messages.bookDeleted),
+          200: answerSchema("EmptyEnvelope", [Messages.bookDeleted]),
           ...failures(withId),
         },
       },
+      preValidation: readBookId,
     },
     async (request, reply) => {
-      const id = parseBookId(request.params.id);
-      const removed = id === undefined ? false : await store.remove(id);
+      const removed = await store.remove(request.params.id);
       if (!removed) return respond(reply, 404, Messages.bookNotFound);
       return respond(reply, 200, Messages.bookDeleted);
     },
@@ -305,12 +327,17 @@ const joinPages = (pages: BookPage[]) =>
 const pageCursor = (page: BookPage) =>
   page.lastKey === null ? { after: page.lastId } : { after: page.lastId, afterKey: page.lastKey };
 
+/** Whether a page of LIST_PAGE_SIZE books may have more after it. */
+const hasMore = (page: BookPage) => page.partial === true || page.count === LIST_PAGE_SIZE;
+
 /** The pages a listing's filters select, in order, read one at a time as they are taken. */
 async function* pagesOf(store: BookStore, filters: Filters): AsyncGenerator<BookPage> {
   for (let query = filters; ; ) {
     const page = await store.list({ ...query, limit: LIST_PAGE_SIZE });
     yield page;
-    if (page.count < LIST_PAGE_SIZE) return;
+    if (!hasMore(page)) return;
+    // A partial page used up a search's bound of work: let other requests run before the next.
+    if (page.partial) await turn();
     query = { ...filters, ...pageCursor(page) };
   }
 }

@@ -6,6 +6,11 @@ export interface Migration {
   readonly version: number;
   readonly sqlite: string;
   readonly postgres: string;
+  /**
+   * After the step, every book's search words are written. They are folded in code
+   * (books/search.ts), the same way on both stores, so SQL alone cannot fill them.
+   */
+  readonly indexWords?: boolean;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -30,8 +35,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
     // Listing filters by author and year: indexes ending in the id, so a filtered page is an
-    // index range read in id order. Text search (q) scans in id order and stops when a page
-    // is full: a trigram index was measured to cost 40 % of POST throughput on SQLite.
+    // index range read in id order.
     sqlite: `
       CREATE INDEX books_author_id ON books (author, id);
       CREATE INDEX books_year_id ON books (year, id);`,
@@ -53,6 +57,26 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX books_author_id;
       CREATE INDEX books_author_lower_id ON books ((lower(author) COLLATE "C"), id);
       CREATE INDEX books_title_lower_id ON books ((lower(title) COLLATE "C"), id);`,
+  },
+  {
+    version: 4,
+    // Text search (q): the folded words of each book's title and author, indexed for word
+    // prefixes. SQLite: a contentless FTS5 table whose rows the store writes in the same
+    // transaction as the book (the "ascii" tokenizer leaves the folded words as they are).
+    // Prefix indexes of 2, 3, 4 and 6 characters: a prefix query without one merges the lists
+    // of every word it starts, measured at 8 ms for a word in one book of eight at a million
+    // books, under 1 ms with one; each costs little on writes (0.01 ms a book). PostgreSQL:
+    // tsvectors built from the same words, one per field so an update of one field need not
+    // read the other, and a GIN index over both.
+    sqlite: `
+      CREATE VIRTUAL TABLE books_search USING fts5(
+        words, content='', contentless_delete=1, tokenize='ascii', prefix='2 3 4 6');`,
+    postgres: `
+      ALTER TABLE books
+        ADD COLUMN title_words tsvector NOT NULL DEFAULT ''::tsvector,
+        ADD COLUMN author_words tsvector NOT NULL DEFAULT ''::tsvector;
+      CREATE INDEX books_words ON books USING gin ((title_words || author_words));`,
+    indexWords: true,
   },
 ];
 

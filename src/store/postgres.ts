@@ -1,9 +1,13 @@
 import postgres from "postgres";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
+import { type SearchTerm, searchWords } from "../books/search.js";
 import { pendingMigrations } from "./migrations.js";
 import {
+  type BookFilters,
   type BookPage,
+  type BookQuery,
   type BookStore,
+  SearchTooBroadError,
   type SortField,
   StoreOpenError,
   StoreUnavailableError,
@@ -14,6 +18,8 @@ export interface PostgresOptions {
   connectTimeoutSeconds: number;
   /** The store's address without its password, for messages. */
   description: string;
+  /** How long a search may hold a connection of the pool; past it, the search is refused. */
+  searchTimeoutMs?: number;
 }
 
 // pg_advisory_xact_lock key shared by every instance that migrates this database.
@@ -47,11 +53,26 @@ async function run<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
+    if ((error as { code?: unknown }).code === QUERY_CANCELED) {
+      throw new SearchTooBroadError({ cause: error });
+    }
     throw isUnavailable(error) ? new StoreUnavailableError({ cause: error }) : error;
   }
 }
 
+const QUERY_CANCELED = "57014";
+/** A search matching at most this many books reads them all from the word index, then sorts. */
+const FEW_MATCHES = 1_000;
+
+/** A field's search words, as its tsvector holds them: one lexeme each. */
+const lexemes = (text: string) => searchWords(text).join(" ");
+
+/** The tsquery for the terms: each word a quoted lexeme, a prefix query where it may be one. */
+const tsquery = (terms: readonly SearchTerm[]) =>
+  terms.map(({ word, prefix }) => `'${word}'${prefix ? ":*" : ""}`).join(" & ");
+
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
+  const { searchTimeoutMs = 1_000 } = options;
   const sql = postgres(url, {
     max: options.poolSize,
     connect_timeout: options.connectTimeoutSeconds,
@@ -90,6 +111,76 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       year: { key: sql`year`, cursor: (value) => sql`${Number(value)}::integer` },
     };
 
+  /** One page of a listing, read through `db`: the pool, or a search's transaction. */
+  async function readPage(db: postgres.Sql | postgres.TransactionSql, query: BookQuery) {
+    const conditions: Fragment[] = [];
+    let books = sql`books`;
+    if (query.search !== undefined && query.search.length > 0) {
+      const match = sql`(title_words || author_words) @@ ${tsquery(query.search)}::tsquery`;
+      // The planner cannot tell a rare word from a common one (prefix queries, and words
+      // below the statistics' most common ones, get one estimate), and walking the order's
+      // index for a rare word reads the whole table. So count up to a bound first: few
+      // matches are read through the word index alone (OFFSET 0 keeps that subquery planned
+      // apart), then sorted; many are found soon enough walking the order's index.
+      const [probe] = await db<{ n: number }[]>`SELECT count(*)::integer AS n
+        FROM (SELECT 1 FROM books WHERE ${match} LIMIT ${FEW_MATCHES + 1}) m`;
+      if ((probe?.n ?? 0) <= FEW_MATCHES) {
+        books = sql`(SELECT id, title, author, year FROM books WHERE ${match} OFFSET 0) AS books`;
+      } else {
+        conditions.push(match);
+      }
+    }
+    conditions.push(...filterConditions(query));
+    const sort = query.sort ?? "id";
+    if (sort === "id" && !query.descending) {
+      // The common case, kept to one pass: ascending ids, the last of them the greatest.
+      const where = [sql`id > ${query.after}`, ...conditions].reduce(and);
+      // row_to_json writes compact JSON, as the SQLite store and the serializer do.
+      const [page] = await db<BookPage[]>`SELECT
+          coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
+          count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId", NULL AS "lastKey"
+        FROM (SELECT id, title, author, year FROM ${books}
+              WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`;
+      return page as BookPage;
+    }
+    const { key, cursor } = SORT_KEYS[sort];
+    const [way, back] = query.descending ? [sql`DESC`, sql`ASC`] : [sql`ASC`, sql`DESC`];
+    if (query.after !== 0) {
+      const past = query.descending ? sql`<` : sql`>`;
+      conditions.unshift(
+        sort === "id"
+          ? sql`id ${past} ${query.after}`
+          : sql`(${key}, id) ${past} (${cursor(query.afterKey ?? "")}, ${query.after})`,
+      );
+    }
+    const where = conditions.length > 0 ? sql`WHERE ${conditions.reduce(and)}` : sql``;
+    const value = sort === "id" ? sql`NULL::text` : sql(sort);
+    // Sorted by s (the field's sort key, or the id again), then the id.
+    const [page] = await db<BookPage[]>`WITH page AS (
+        SELECT id, title, author, year, ${value} AS k, ${key} AS s FROM ${books} ${where}
+        ORDER BY ${key} ${way}, id ${way} LIMIT ${query.limit})
+      SELECT coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY p.s ${way}, p.id ${way}), '')
+          AS json,
+        count(*)::integer AS count,
+        coalesce((array_agg(p.id ORDER BY p.s ${back}, p.id ${back}))[1], 0) AS "lastId",
+        (array_agg(p.k ORDER BY p.s ${back}, p.id ${back}))[1] AS "lastKey"
+      FROM page p, LATERAL (SELECT p.id, p.title, p.author, p.year) b`;
+    return page as BookPage;
+  }
+
+  /** The conditions of the author and year filters. */
+  function filterConditions(filters: BookFilters): Fragment[] {
+    const conditions: Fragment[] = [];
+    if (filters.author !== undefined) {
+      // The index is on the author without case; the second test keeps the match exact.
+      conditions.push(
+        sql`lower(author) COLLATE "C" = lower(${filters.author}) AND author = ${filters.author}`,
+      );
+    }
+    if (filters.year !== undefined) conditions.push(sql`year = ${filters.year}`);
+    return conditions;
+  }
+
   return {
     get: (id) =>
       run(async () => {
@@ -100,59 +191,36 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       }),
     list: (query) =>
       run(async () => {
-        const conditions: Fragment[] = [];
-        if (query.q !== undefined) {
-          // Matched literally, in any case, scanning in the listing's order until it is full.
-          const pattern = `%${query.q.replace(/[\\%_]/g, "\\$&")}%`;
-          conditions.push(sql`(title ILIKE ${pattern} OR author ILIKE ${pattern})`);
-        }
-        if (query.author !== undefined) {
-          // The index is on the author without case; the second test keeps the match exact.
-          conditions.push(
-            sql`lower(author) COLLATE "C" = lower(${query.author}) AND author = ${query.author}`,
-          );
-        }
-        if (query.year !== undefined) conditions.push(sql`year = ${query.year}`);
-        const sort = query.sort ?? "id";
-        if (sort === "id" && !query.descending) {
-          // The common case, kept to one pass: ascending ids, the last of them the greatest.
-          const where = [sql`id > ${query.after}`, ...conditions].reduce(and);
-          // row_to_json writes compact JSON, as the SQLite store and the serializer do.
-          const [page] = await sql<BookPage[]>`SELECT
-              coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
-              count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId", NULL AS "lastKey"
-            FROM (SELECT id, title, author, year FROM books
-                  WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`;
-          return page as BookPage;
-        }
-        const { key, cursor } = SORT_KEYS[sort];
-        const [way, back] = query.descending ? [sql`DESC`, sql`ASC`] : [sql`ASC`, sql`DESC`];
-        if (query.after !== 0) {
-          const past = query.descending ? sql`<` : sql`>`;
-          conditions.unshift(
-            sort === "id"
-              ? sql`id ${past} ${query.after}`
-              : sql`(${key}, id) ${past} (${cursor(query.afterKey ?? "")}, ${query.after})`,
-          );
-        }
-        const where = conditions.length > 0 ? sql`WHERE ${conditions.reduce(and)}` : sql``;
-        const value = sort === "id" ? sql`NULL::text` : sql(sort);
-        // Sorted by s (the field's sort key, or the id again), then the id.
-        const [page] = await sql<BookPage[]>`WITH page AS (
-            SELECT id, title, author, year, ${value} AS k, ${key} AS s FROM books ${where}
-            ORDER BY ${key} ${way}, id ${way} LIMIT ${query.limit})
-          SELECT coalesce(string_agg(row_to_json((p.id, p.title, p.author, p.year)::books)::text,
-              ',' ORDER BY p.s ${way}, p.id ${way}), '') AS json,
-            count(*)::integer AS count,
-            coalesce((array_agg(p.id ORDER BY p.s ${back}, p.id ${back}))[1], 0) AS "lastId",
-            (array_agg(p.k ORDER BY p.s ${back}, p.id ${back}))[1] AS "lastKey"
-          FROM page p`;
-        return page as BookPage;
+        if (query.search === undefined || query.search.length === 0) return readPage(sql, query);
+        // A search runs with a time limit, so none holds a connection of the pool for long.
+        return sql.begin(async (tx) => {
+          await tx`SELECT set_config('statement_timeout', ${String(searchTimeoutMs)}, true)`;
+          return readPage(tx, query);
+        });
+      }),
+    count: (filters) =>
+      run(async () => {
+        const conditions = filterConditions(filters);
+        const count = async (db: postgres.Sql | postgres.TransactionSql) => {
+          const where = conditions.length > 0 ? sql`WHERE ${conditions.reduce(and)}` : sql``;
+          const [row] = await db<{ count: string }[]>`SELECT count(*) AS count FROM books ${where}`;
+          return Number(row?.count ?? 0);
+        };
+        if (filters.search === undefined || filters.search.length === 0) return count(sql);
+        // Every match is read to count it: under the searches' time limit.
+        conditions.push(sql`(title_words || author_words) @@ ${tsquery(filters.search)}::tsquery`);
+        return sql.begin(async (tx) => {
+          await tx`SELECT set_config('statement_timeout', ${String(searchTimeoutMs)}, true)`;
+          return count(tx);
+        });
       }),
     create: (book: NewBook) =>
       run(async () => {
-        const [created] = await sql<Book[]>`INSERT INTO books (title, author, year)
-          VALUES (${book.title}, ${book.author}, ${book.year})
+        const [created] = await sql<Book[]>`INSERT INTO books
+            (title, author, year, title_words, author_words)
+          VALUES (${book.title}, ${book.author}, ${book.year},
+            array_to_tsvector(string_to_array(${lexemes(book.title)}, ' ')),
+            array_to_tsvector(string_to_array(${lexemes(book.author)}, ' ')))
           RETURNING id, title, author, year`;
         return created as Book;
       }),
@@ -161,7 +229,11 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         const [updated] = await sql<Book[]>`UPDATE books SET
             title = coalesce(${changes.title ?? null}::text, title),
             author = coalesce(${changes.author ?? null}::text, author),
-            year = coalesce(${changes.year ?? null}::integer, year)
+            year = coalesce(${changes.year ?? null}::integer, year),
+            title_words = coalesce(array_to_tsvector(string_to_array(
+              ${changes.title === undefined ? null : lexemes(changes.title)}::text, ' ')), title_words),
+            author_words = coalesce(array_to_tsvector(string_to_array(
+              ${changes.author === undefined ? null : lexemes(changes.author)}::text, ' ')), author_words)
           WHERE id = ${id} RETURNING id, title, author, year`;
         return updated;
       }),
@@ -185,7 +257,25 @@ async function migrate(sql: postgres.Sql): Promise<void> {
     const rows = await tx<{ version: number }[]>`SELECT version FROM schema_migrations`;
     for (const step of pendingMigrations(rows.map((row) => row.version))) {
       await tx.unsafe(step.postgres);
+      if (step.indexWords) await indexWords(tx);
       await tx`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
     }
   });
+}
+
+/** Writes every book's search words, a thousand books a statement, in id order. */
+async function indexWords(tx: postgres.TransactionSql): Promise<void> {
+  for (let after = 0; ; ) {
+    const books = await tx<{ id: number; title: string; author: string }[]>`
+      SELECT id, title, author FROM books WHERE id > ${after} ORDER BY id LIMIT 1000`;
+    const last = books.at(-1);
+    if (last === undefined) return;
+    await tx`UPDATE books SET
+        title_words = array_to_tsvector(string_to_array(w.title, ' ')),
+        author_words = array_to_tsvector(string_to_array(w.author, ' '))
+      FROM unnest(${books.map((b) => b.id)}::bigint[], ${books.map((b) => lexemes(b.title))}::text[],
+        ${books.map((b) => lexemes(b.author))}::text[]) AS w(id, title, author)
+      WHERE books.id = w.id`;
+    after = last.id;
+  }
 }

@@ -1,4 +1,5 @@
 import type { Book, BookChanges, NewBook } from "../books/book.js";
+import type { SearchTerm } from "../books/search.js";
 
 /** A page of books, in the query's order, already encoded for the wire. */
 export interface BookPage {
@@ -9,6 +10,11 @@ export interface BookPage {
   lastId: number;
   /** The last book's sort value (title, author or year) when sorted by one; else null. */
   lastKey: string | number | null;
+  /**
+   * A search stopped at its bound of work before the page was full: more books may follow,
+   * from the cursor lastId/lastKey, which then names the last book examined.
+   */
+  partial?: boolean;
 }
 
 /** The orders a listing can take: by id (the default), or by a field with the id after it. */
@@ -28,12 +34,15 @@ export interface BookQuery {
   sort?: SortField;
   descending?: boolean;
   limit: number;
-  /** A case-insensitive substring of the title or of the author. */
-  q?: string;
+  /** Every term starts a word of the title or of the author (see books/search.ts). */
+  search?: readonly SearchTerm[];
   /** The author, exactly. */
   author?: string;
   year?: number;
 }
+
+/** The filters of a query: which books match, whatever the page and the order. */
+export type BookFilters = Pick<BookQuery, "search" | "author" | "year">;
 
 /** What the routes need from storage. Absence is `undefined`/`false`, never an exception. */
 export interface BookStore {
@@ -43,6 +52,8 @@ export interface BookStore {
    * four times cheaper than building objects to stringify.
    */
   list(query: BookQuery): Promise<BookPage>;
+  /** How many books match the filters, whatever the page. */
+  count(filters: BookFilters): Promise<number>;
   create(book: NewBook): Promise<Book>;
   /** Applies the present fields on top of the stored record; `undefined` when there is none. */
   update(id: number, changes: BookChanges): Promise<Book | undefined>;
@@ -58,6 +69,14 @@ export class StoreUnavailableError extends Error {
   constructor(options?: { cause?: unknown }) {
     super("the book store is unavailable", options);
     this.name = "StoreUnavailableError";
+  }
+}
+
+/** A search would cost more than a request may (PostgreSQL's statement timeout for searches). */
+export class SearchTooBroadError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the search would take too long", options);
+    this.name = "SearchTooBroadError";
   }
 }
 

@@ -33,11 +33,14 @@ export function App() {
     <>
       <header class="bar">
         <h1>Book catalogue</h1>
-        {session && (
-          <button type="button" class="quiet" onClick={() => end("You have signed out.")}>
-            Sign out
-          </button>
-        )}
+        <nav class="bar-links" aria-label="Service">
+          <a href="/docs">API documentation</a>
+          {session && (
+            <button type="button" class="quiet" onClick={() => end("You have signed out.")}>
+              Sign out
+            </button>
+          )}
+        </nav>
       </header>
       <main>
         {session ? (

@@ -24,8 +24,15 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   const [sort, setSort] = useState<SortOrder>("title");
   // The pages walked so far, each as its query (a cursor never an offset): the last is shown.
   const [trail, setTrail] = useState<ListQuery[]>([{ limit: PAGE_SIZE, sort: "title" }]);
+  // How many books the pages before each one of the trail showed: a search of very many
+  // matches may answer a page with fewer than PAGE_SIZE books, and more after it.
+  const [shownBefore, setShownBefore] = useState<number[]>([0]);
   const [books, setBooks] = useState<Book[]>();
   const [next, setNext] = useState<ListQuery>();
+  // How many books the search matches: asked for with the first page of each search and after
+  // each change, not with every page (the service counts only when asked).
+  const [total, setTotal] = useState<number>();
+  const counted = useRef<string>();
   // What the rows shown answer: until it is the current query, they are the old rows, dimmed.
   const [settled, setSettled] = useState<{ query: ListQuery; reload: number }>();
   const [failure, setFailure] = useState<string>();
@@ -48,11 +55,17 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   useEffect(() => {
     let current = true;
     const reload = reloads;
-    client.listPage(query).then(
+    const countKey = JSON.stringify([query.q ?? "", reload]);
+    const count = counted.current !== countKey;
+    client.listPage(query, { count }).then(
       (page) => {
         if (!current) return;
         setBooks(page.books);
         setNext(page.next);
+        if (page.total !== undefined) {
+          counted.current = countKey;
+          setTotal(page.total);
+        }
         setFailure(undefined);
         setSettled({ query, reload });
       },
@@ -71,6 +84,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
     const q = (changes.q ?? search).trim();
     const order = changes.sort ?? sort;
     setTrail([{ limit: PAGE_SIZE, sort: order, ...(q ? { q } : {}) }]);
+    setShownBefore([0]);
   };
 
   const onSearchInput = (value: string) => {
@@ -86,16 +100,24 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   };
 
   const page = trail.length;
-  const first = (page - 1) * PAGE_SIZE + 1;
+  const first = (shownBefore[page - 1] ?? 0) + 1;
   const status = loading
     ? "Loading…"
     : books === undefined || books.length === 0
-      ? page > 1
-        ? "No more books here: go back a page."
-        : search.trim()
-          ? `No book matches “${search.trim()}”.`
-          : "The catalogue is empty."
+      ? next !== undefined
+        ? "None in this stretch of the catalogue: Next searches on."
+        : page > 1
+          ? "No more books here: go back a page."
+          : search.trim()
+            ? `No book matches “${search.trim()}”.`
+            : "The catalogue is empty."
       : `Page ${page}: books ${first} to ${first + books.length - 1}.`;
+
+  const searched = query.q;
+  const totalText =
+    total === undefined
+      ? ""
+      : `${total.toLocaleString("en")} ${total === 1 ? "book" : "books"}${searched ? ` match “${searched}”` : ""}`;
 
   const done = (message: string) => {
     setEditing(undefined);
@@ -106,7 +128,12 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   return (
     <section aria-labelledby="catalogue-title" class="catalogue">
       <div class="tools">
-        <h2 id="catalogue-title">Books</h2>
+        <div>
+          <h2 id="catalogue-title">Books</h2>
+          <p id="book-count" class="count">
+            {totalText}
+          </p>
+        </div>
         <search>
           <form
             onSubmit={(event) => {
@@ -208,7 +235,10 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         <button
           type="button"
           disabled={loading || page === 1}
-          onClick={() => setTrail(trail.slice(0, -1))}
+          onClick={() => {
+            setTrail(trail.slice(0, -1));
+            setShownBefore(shownBefore.slice(0, -1));
+          }}
         >
           Previous
         </button>
@@ -218,7 +248,11 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         <button
           type="button"
           disabled={loading || next === undefined}
-          onClick={() => next && setTrail([...trail, next])}
+          onClick={() => {
+            if (next === undefined) return;
+            setTrail([...trail, next]);
+            setShownBefore([...shownBefore, first - 1 + (books?.length ?? 0)]);
+          }}
         >
           Next
         </button>

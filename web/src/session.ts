@@ -56,7 +56,8 @@ export function endsSession(error: unknown): boolean {
 
 /** What went wrong, for a person: the service's own message where it gave one. */
 export function describeFailure(error: unknown, signingIn = false): string {
-  if (!(error instanceof CatalogueError)) {
+  // Status 0: no answer came at all.
+  if (!(error instanceof CatalogueError) || error.status === 0) {
     return "The catalogue service cannot be reached. Check the connection and try again.";
   }
   switch (error.status) {

@@ -1,0 +1,106 @@
+// The catalogues the scenarios run on, written straight into a migrated database with their
+// search words, as the service would have written them.
+import { DatabaseSync } from "node:sqlite";
+import postgres from "postgres";
+import type { NewBook } from "../src/books/book.js";
+import { searchWords } from "../src/books/search.js";
+
+/** Books 1..count with plain numbered titles: what every scenario but search reads. */
+export function* numberedBooks(count: number): Generator<NewBook> {
+  for (let i = 1; i <= count; i++) {
+    yield { title: `Title number ${i}`, author: `Author ${i % 1000}`, year: 1900 + (i % 120) };
+  }
+}
+
+// The search scenarios' catalogue: made-up words with a skewed frequency, like a real
+// catalogue's, so there are common words, rare ones and shared prefixes.
+
+const SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vi", "do", "pa", "ri", "zu", "be"];
+const VOCABULARY = 3_000;
+
+/** Word `i` of the vocabulary: its base-13 digits as syllables, so neighbours share prefixes. */
+function word(i: number): string {
+  let text = "";
+  for (let n = i + 13 ** 2; n > 0; n = Math.floor(n / 13)) text = SYLLABLES[n % 13] + text;
+  return text;
+}
+
+/** A small deterministic generator (mulberry32), so every run seeds the same catalogue. */
+function random(seed: number) {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Book `i` (from 1): three words of skewed frequency, and every 1,000th a rare word of its own. */
+export function* searchableBooks(count: number): Generator<NewBook> {
+  const next = random(42);
+  // u^2.5 favours small indexes: word 0 is in about one title in eight.
+  const pick = () => word(Math.floor(VOCABULARY * next() ** 2.5));
+  for (let i = 1; i <= count; i++) {
+    const rare = i % 1_000 === 7 ? ` ${rareWord(Math.floor(i / 1_000))}` : "";
+    const title = `${capital(pick())} ${pick()} ${pick()}${rare}`;
+    const author = `${capital(word(500 + Math.floor(next() * 200)))} ${capital(word(1_000 + Math.floor(next() * 500)))}`;
+    yield { title, author, year: 1800 + Math.floor(next() * 225) };
+  }
+}
+
+const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+const rareWord = (j: number) => `zz${word(j)}`;
+
+/** The queries of each search scenario; several of each kind, drawn at random per request. */
+export const SEARCHES = {
+  "a common word": [word(0), word(1), word(2)],
+  "a rare word": Array.from({ length: 200 }, (_, j) => rareWord(j * 4)),
+  "two words": [`${word(1)} ${word(3)}`, `${word(0)} ${word(2)}`, `${word(2)} ${word(5)}`],
+  "a prefix": [word(40).slice(0, 4), word(90).slice(0, 4), word(7).slice(0, 5)],
+};
+
+/** Writes the books, with ids 1, 2, …, and their search words into a migrated, empty database. */
+export async function seedBooks(
+  store: { kind: "sqlite"; path: string } | { kind: "postgres"; url: string },
+  books: Iterable<NewBook>,
+) {
+  if (store.kind === "sqlite") {
+    const db = new DatabaseSync(store.path);
+    const insert = db.prepare("INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
+    const index = db.prepare("INSERT INTO books_search (rowid, words) VALUES (?, ?)");
+    // As the store's writes: the word index's own page rowids can exceed 2^53.
+    insert.setReadBigInts(true);
+    index.setReadBigInts(true);
+    db.exec("BEGIN");
+    for (const book of books) {
+      const { lastInsertRowid } = insert.run(book.title, book.author, book.year);
+      const words = new Set([...searchWords(book.title), ...searchWords(book.author)]);
+      index.run(lastInsertRowid, [...words].join(" "));
+    }
+    db.exec("COMMIT");
+    db.close();
+    return;
+  }
+  const sql = postgres(store.url, { max: 1, onnotice: () => {} });
+  let batch: NewBook[] = [];
+  const flush = async () => {
+    await sql`INSERT INTO books (title, author, year, title_words, author_words)
+      SELECT t, a, y, array_to_tsvector(string_to_array(tw, ' ')),
+        array_to_tsvector(string_to_array(aw, ' '))
+      FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
+        ${batch.map((b) => b.year)}::int[],
+        ${batch.map((b) => searchWords(b.title).join(" "))}::text[],
+        ${batch.map((b) => searchWords(b.author).join(" "))}::text[])
+        WITH ORDINALITY AS x(t, a, y, tw, aw, n)
+      ORDER BY n`;
+    batch = [];
+  };
+  for (const book of books) {
+    batch.push(book);
+    if (batch.length === 10_000) await flush();
+  }
+  if (batch.length > 0) await flush();
+  await sql`VACUUM ANALYZE books`;
+  await sql.end();
+}

@@ -1,0 +1,188 @@
+import type { FastifyInstance } from "fastify";
+import { bookChangesSchema, bookSchema, newBookSchema } from "./books/book.js";
+import { Messages } from "./envelope.js";
+
+/**
+ * The named schemas of the API description. Routes refer to them as `{ $ref: "Book#" }`, so
+ * validation, serialisation and the published `components.schemas` are one definition.
+ */
+export type SchemaName =
+  | "Book"
+  | "NewBook"
+  | "BookChanges"
+  | "Credentials"
+  | "BookEnvelope"
+  | "BooksEnvelope"
+  | "TokenEnvelope"
+  | "EmptyEnvelope";
+
+export const schemaRef = (name: SchemaName) => ({ $ref: `${name}#` }) as const;
+
+const EXAMPLE_BOOK = {
+  id: 1,
+  title: "The Left Hand of Darkness",
+  author: "Ursula K. Le Guin",
+  year: 1969,
+};
+
+/** The envelope every answer uses, with `data` as given. */
+function envelope(name: SchemaName, description: string, data: object) {
+  return {
+    $id: name,
+    type: "object",
+    description,
+    required: ["status", "message", "data"],
+    properties: {
+      status: { type: "integer", minimum: 100, maximum: 599, description: "The HTTP status" },
+      message: { type: "string", description: "What happened, in the contract's exact words" },
+      data,
+    },
+  };
+}
+
+const schemas = (credentialsExample: object) => [
+  {
+    $id: "Book",
+    ...bookSchema,
+    description: "A book of the catalogue; the service assigns its id.",
+    properties: {
+      ...bookSchema.properties,
+      id: {
+        type: "integer",
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: "Assigned by the service; never reused after a delete",
+      },
+    },
+    examples: [EXAMPLE_BOOK],
+  },
+  {
+    $id: "NewBook",
+    ...newBookSchema,
+    description: "A book to add: all three fields. Unknown fields, `id` among them, are ignored.",
+    examples: [{ title: EXAMPLE_BOOK.title, author: EXAMPLE_BOOK.author, year: 1969 }],
+  },
+  {
+    $id: "BookChanges",
+    ...bookChangesSchema,
+    description:
+      "Any of a book's fields; those left out keep their values, and `{}` changes nothing.",
+    examples: [{ year: 1970 }],
+  },
+  {
+    $id: "Credentials",
+    type: "object",
+    required: ["username", "password"],
+    properties: { username: { type: "string" }, password: { type: "string" } },
+    description: "The service's single built-in username and password.",
+    examples: [credentialsExample],
+  },
+  envelope("BookEnvelope", "An answer carrying one book.", { $ref: "Book#" }),
+  envelope("BooksEnvelope", "An answer carrying a list of books.", {
+    type: "array",
+    items: { $ref: "Book#" },
+  }),
+  envelope("TokenEnvelope", "An answer carrying a token.", {
+    type: "object",
+    required: ["token"],
+    properties: {
+      token: { type: "string", description: "A JSON Web Token (HS256) valid for 15 minutes" },
+    },
+  }),
+  envelope("EmptyEnvelope", "An answer with no data: every failure, and some successes.", {
+    type: "null",
+  }),
+];
+
+/** Adds the named schemas; the docs page fills in the credentials example when signing in. */
+export function registerSchemas(app: FastifyInstance, credentialsExample: object): void {
+  for (const schema of schemas(credentialsExample)) app.addSchema(schema);
+}
+
+/** Header schemas as routes declare them; @fastify/swagger turns them into Header Objects. */
+type Headers = Record<string, { type: "string" | "integer"; description: string }>;
+
+/** Sent on every answer, also those of Node's HTTP parser (408, 431, 400). */
+const NOSNIFF_HEADER: Headers = {
+  "x-content-type-options": {
+    type: "string",
+    description: "Always `nosniff`: the answer is what its Content-Type says.",
+  },
+};
+
+/** Sent on every answer the service routes (not on a 408, 431 or 400 from the HTTP parser). */
+export const ROUTED_ANSWER_HEADERS: Headers = {
+  "x-request-id": {
+    type: "string",
+    description:
+      "The request's id: the caller's own X-Request-Id when it is 1 to 128 characters of `[A-Za-z0-9._:-]`, else a new UUID. Log lines about the request carry it.",
+  },
+  ...NOSNIFF_HEADER,
+};
+
+const RETRY_AFTER_HEADER: Headers = {
+  "retry-after": { type: "integer", description: "Seconds to wait before trying again" },
+};
+
+/** An answer's schema: the named envelope, narrowed to the messages this answer may carry. */
+export function answerSchema(
+  envelope: SchemaName,
+  messages: string[],
+  headers: Headers = ROUTED_ANSWER_HEADERS,
+) {
+  return {
+    description: messages.join(" | "),
+    headers,
+    allOf: [{ $ref: `${envelope}#` }, { properties: { message: { enum: messages } } }],
+  };
+}
+
+/**
+ * The failure answers a route may give, by status, each with its possible messages. Every
+ * route may also get 408 and 431: Node's HTTP parser answers them before any route runs.
+ */
+export function failures(byStatus: Record<number, string[]>) {
+  const all: Record<number, string[]> = {
+    ...byStatus,
+    408: [Messages.requestTimeout],
+    431: [Messages.headersTooLarge],
+  };
+  return Object.fromEntries(
+    Object.entries(all).map(([status, messages]) => {
+      const headers =
+        status === "429"
+          ? { ...ROUTED_ANSWER_HEADERS, ...RETRY_AFTER_HEADER }
+          : status === "408" || status === "431"
+            ? NOSNIFF_HEADER
+            : ROUTED_ANSWER_HEADERS;
+      return [status, answerSchema("EmptyEnvelope", messages, headers)];
+    }),
+  );
+}
+
+const headerObjects = (headers: Headers) =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, { description, ...schema }]) => [
+      name,
+      { description, schema },
+    ]),
+  );
+
+const emptyAnswer = (description: string, headers: Headers) => ({
+  description,
+  headers: headerObjects({ ...ROUTED_ANSWER_HEADERS, ...headers }),
+  content: { "application/json": { schema: { $ref: "#/components/schemas/EmptyEnvelope" } } },
+});
+
+/**
+ * Answers outside every documented operation: a path the service does not know, or a method a
+ * known path does not take. No operation can give them, so none refers to them; they are here
+ * for their shape and headers (hence the unused-component rules off in the lint rulesets).
+ */
+export const UNROUTED_RESPONSES = {
+  NotFound: emptyAnswer(`${Messages.notFound}: no route has this path.`, {}),
+  MethodNotAllowed: emptyAnswer(
+    `${Messages.methodNotAllowed}: the path is known, the method is not.`,
+    { allow: { type: "string", description: "The methods this path takes" } },
+  ),
+};
