@@ -476,6 +476,45 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("a listing sees at once what another instance, or any client, wrote", async () => {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      const [mine, theirs] = [
+        await openStore({ db, pgPoolSize: 2 }),
+        await openStore({ db, pgPoolSize: 2 }),
+      ];
+      const titles = async () =>
+        booksOf(await mine.list({ after: 0, limit: 10 })).map((b) => `${b.title} ${b.year}`);
+      const dune = await mine.create(DUNE);
+      assert.deepEqual(await titles(), ["Dune 1965"]);
+      assert.deepEqual(await titles(), ["Dune 1965"], "the second listing comes from the cache");
+      // Each write through the other instance shows in the very next listing here.
+      const emma = await theirs.create({ title: "Emma", author: "Jane Austen", year: 1815 });
+      assert.deepEqual(await titles(), ["Dune 1965", "Emma 1815"]);
+      await theirs.update(dune.id, { year: 1966 });
+      assert.deepEqual(await titles(), ["Dune 1966", "Emma 1815"]);
+      await theirs.remove(emma.id);
+      assert.deepEqual(await titles(), ["Dune 1966"]);
+      // A client writing SQL of its own is seen too.
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      await sql.end();
+      assert.deepEqual(await titles(), ["Dune Messiah 1966"]);
+      // Reads and writes interleaved from both instances: every listing holds every write
+      // that was answered before it began.
+      let expected = 1;
+      for (let round = 0; round < 20; round++) {
+        const reads = Array.from({ length: 4 }, () => mine.list({ after: 0, limit: 100 }));
+        await theirs.create({ title: `Book ${round}`, author: "Writer", year: 2000 });
+        expected += 1;
+        await Promise.all(reads);
+        assert.equal((await mine.list({ after: 0, limit: 100 })).count, expected);
+      }
+      await mine.close();
+      await theirs.close();
+      await schema.drop();
+    });
+
     test("a search that runs past its time limit is refused, and the pool goes on serving", async () => {
       const schema = await freshPostgresSchema();
       const options = { poolSize: 1, connectTimeoutSeconds: 5, description: "test" };

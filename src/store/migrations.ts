@@ -78,6 +78,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX books_words ON books USING gin ((title_words || author_words));`,
     indexWords: true,
   },
+  {
+    version: 5,
+    // The count of commits that changed books, so a listing cache can tell it is still right
+    // whichever process or instance wrote. SQLite needs nothing: PRAGMA data_version moves
+    // when another connection commits. PostgreSQL: every statement on books adds one to a
+    // counter; counters are spread over slots by backend, so concurrent writers do not queue
+    // on one row. A reader sums them: the sum only grows, and a commit shows in it exactly when
+    // its rows show, in the same snapshot rules.
+    sqlite: "-- nothing: PRAGMA data_version",
+    postgres: `
+      CREATE TABLE books_changes (slot INTEGER PRIMARY KEY, commits BIGINT NOT NULL);
+      CREATE FUNCTION books_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO books_changes AS c VALUES (pg_backend_pid() % 128, 1)
+          ON CONFLICT (slot) DO UPDATE SET commits = c.commits + 1;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER books_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON books
+        FOR EACH STATEMENT EXECUTE FUNCTION books_changed();`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -2,6 +2,7 @@ import postgres from "postgres";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 import { type SearchTerm, searchWords } from "../books/search.js";
 import { pendingMigrations } from "./migrations.js";
+import { createPageCache } from "./page-cache.js";
 import {
   type BookFilters,
   type BookPage,
@@ -111,6 +112,19 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       year: { key: sql`year`, cursor: (value) => sql`${Number(value)}::integer` },
     };
 
+  // Listing pages, kept until a commit changes books (see list).
+  const pages = createPageCache();
+  let pagesCommits = -1;
+
+  function readSearchable(query: BookQuery): Promise<BookPage> {
+    if (query.search === undefined || query.search.length === 0) return readPage(sql, query);
+    // A search runs with a time limit, so none holds a connection of the pool for long.
+    return sql.begin(async (tx) => {
+      await tx`SELECT set_config('statement_timeout', ${String(searchTimeoutMs)}, true)`;
+      return readPage(tx, query);
+    });
+  }
+
   /** One page of a listing, read through `db`: the pool, or a search's transaction. */
   async function readPage(db: postgres.Sql | postgres.TransactionSql, query: BookQuery) {
     const conditions: Fragment[] = [];
@@ -191,12 +205,23 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       }),
     list: (query) =>
       run(async () => {
-        if (query.search === undefined || query.search.length === 0) return readPage(sql, query);
-        // A search runs with a time limit, so none holds a connection of the pool for long.
-        return sql.begin(async (tx) => {
-          await tx`SELECT set_config('statement_timeout', ${String(searchTimeoutMs)}, true)`;
-          return readPage(tx, query);
-        });
+        // Pages are kept while no commit has changed books, in any process or instance. The
+        // count is read before the page, so a page kept under a count holds every commit it
+        // counts; a later commit changes the count, and the pages kept are forgotten.
+        const [row] = await sql<{ commits: number }[]>`
+          SELECT coalesce(sum(commits), 0)::bigint AS commits FROM books_changes`;
+        const commits = row?.commits ?? 0;
+        if (commits > pagesCommits) {
+          pages.clear();
+          pagesCommits = commits;
+        }
+        const key = JSON.stringify(query);
+        const kept = commits === pagesCommits ? pages.get(key) : undefined;
+        if (kept !== undefined) return kept;
+        const page = await readSearchable(query);
+        // A reader that saw an older count than the latest one keeps nothing.
+        if (commits === pagesCommits) pages.set(key, page);
+        return page;
       }),
     count: (filters) =>
       run(async () => {
