@@ -36,6 +36,7 @@ type StoreKind = "sqlite" | "postgres";
 interface Row {
   scenario: string;
   store: StoreKind;
+  workers: number;
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -127,12 +128,13 @@ async function startProcess(
   }
 }
 
-const startService = (dbUrl: string) =>
+const startService = (dbUrl: string, workers = 1) =>
   startProcess(
     ["dist/server.js"],
     {
       NODE_ENV: "production",
       DB_URL: dbUrl,
+      WORKERS: String(workers),
       // Passed through for experiments with the pool size.
       ...(process.env.PG_POOL_SIZE ? { PG_POOL_SIZE: process.env.PG_POOL_SIZE } : {}),
       SECRET_TOKEN: SECRET,
@@ -152,14 +154,25 @@ async function startBaseline(sample: { status: number; contentType: string; body
   );
 }
 
-/** Resident memory of a process in MB; `peak` is the high-water mark since the last reset. */
+/** A process and its children (the workers, with WORKERS above 1). */
+function processTree(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+  return [pid, ...(children ? children.split(" ").map(Number).flatMap(processTree) : [])];
+}
+
+/**
+ * Resident memory of a process and its workers in MB; `VmHWM` is the sum of each one's
+ * high-water mark since the last reset.
+ */
 function rssMb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
+  return processTree(pid).reduce((sum, one) => {
+    const status = readFileSync(`/proc/${one}/status`, "utf8");
+    return sum + Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
+  }, 0);
 }
 function resetPeakRss(pid: number) {
   // Writing 5 to clear_refs resets VmHWM (Linux 4.0+).
-  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  for (const one of processTree(pid)) writeFileSync(`/proc/${one}/clear_refs`, "5");
 }
 
 async function login(url: string): Promise<string> {
@@ -206,10 +219,11 @@ async function measure(
   store: StoreKind,
   books: number,
   traffic: Traffic,
+  workers = 1,
 ): Promise<Row | undefined> {
   if (!selected(name)) return undefined;
   const database = await seededDatabase(store, books);
-  const service = await startService(database.dbUrl);
+  const service = await startService(database.dbUrl, workers);
   const token = await login(service.url);
   const baseline = await startBaseline(await sampleAnswer(service.url, token, traffic));
   let runs = 0;
@@ -234,6 +248,7 @@ async function measure(
     const row: Row = {
       scenario: name,
       store,
+      workers,
       rps,
       p50Ms: median(serviceRuns.map((r) => r.p50Ms)),
       p99Ms: median(serviceRuns.map((r) => r.p99Ms)),
@@ -422,15 +437,18 @@ async function main() {
   console.log("|---|---|---:|---:|---:|---:|---:|---:|");
 
   const rows: (Row | undefined)[] = [];
+  // A scenario, then the same with WORKERS=2 straight after it.
+  const both = async (name: string, store: StoreKind, books: number, traffic: Traffic) => {
+    rows.push(await measure(name, store, books, traffic));
+    rows.push(await measure(`${name}, WORKERS=2`, store, books, traffic, 2));
+  };
   for (const store of stores) {
-    rows.push(
-      await measure("GET /book/{id}, 10,000 books", store, 10_000, {
-        kind: "get-random",
-        readIds: 10_000,
-      }),
-    );
-    rows.push(await measure("GET /books, 1,000 books", store, 1_000, { kind: "list" }));
-    rows.push(await measure("POST /book", store, 10_000, { kind: "create" }));
+    await both("GET /book/{id}, 10,000 books", store, 10_000, {
+      kind: "get-random",
+      readIds: 10_000,
+    });
+    await both("GET /books, 1,000 books", store, 1_000, { kind: "list" });
+    await both("POST /book", store, 10_000, { kind: "create" });
     rows.push(
       await measure("PUT /book/{id}", store, 10_000, { kind: "update-random", readIds: 10_000 }),
     );
@@ -477,6 +495,25 @@ async function main() {
   }
 
   const measured = rows.filter((row): row is Row => row !== undefined);
+  // WORKERS=2 against WORKERS=1: the ratio of their ratios to the baseline measured beside
+  // each, so a drift of the machine between the two cancels out.
+  const scaling = measured
+    .filter((row) => row.workers === 2)
+    .flatMap((two) => {
+      const scenario = two.scenario.replace(", WORKERS=2", "");
+      const one = measured.find(
+        (r) => r.workers === 1 && r.scenario === scenario && r.store === two.store,
+      );
+      return one
+        ? [{ scenario, store: two.store, one: one.rps, two: two.rps, gain: two.ratio / one.ratio }]
+        : [];
+    });
+  const scalingTable = scaling
+    .map(
+      (s) =>
+        `| ${s.scenario} | ${s.store} | ${Math.round(s.one).toLocaleString("en")} | ${Math.round(s.two).toLocaleString("en")} | ${s.gain.toFixed(2)} |`,
+    )
+    .join("\n");
   const seconds = Math.round((Date.now() - started) / 1000);
   const table = [
     "| Scenario | Store | req/s | p50 ms | p99 ms | baseline req/s | ratio | peak RSS MB |",
@@ -500,6 +537,12 @@ and logs one line per request to a file.
 
 ${table}
 
+WORKERS=2 against WORKERS=1 (the gain is the ratio of their ratios to the baseline):
+
+| Scenario | Store | WORKERS=1 req/s | WORKERS=2 req/s | gain |
+|---|---|---:|---:|---:|
+${scalingTable}
+
 GET /books over 1,000,000 books:
 
 | Store | first byte ms | total s | MB sent | peak RSS MB | idle RSS MB before |
@@ -522,10 +565,10 @@ ${stalls.map((s) => `| ${s.store} | ${Math.round(s.searchRps).toLocaleString("en
   writeFileSync(join(ROOT, "bench", "results", "latest.md"), markdown);
   writeFileSync(
     join(ROOT, "bench", "results", "latest.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, listing: large, searches, stalls }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, scaling, listing: large, searches, stalls }, null, 2)}\n`,
   );
   console.log(
-    `\nGET /books over 1,000,000 books:\n${listing}\nWritten to bench/results/latest.md and latest.json in ${seconds} s`,
+    `\nWORKERS=2 against WORKERS=1:\n${scalingTable}\n\nGET /books over 1,000,000 books:\n${listing}\nWritten to bench/results/latest.md and latest.json in ${seconds} s`,
   );
 }
 

@@ -7,8 +7,10 @@ import type { FastifyReply, FastifyRequest } from "fastify";
  * cost about a sixth of GET /book/{id} throughput; a line built here costs a third of that.
  * It holds no header and no body, and of the URL only what `loggedUrl` keeps.
  */
-export function createAccessLog(destination: { write(line: string): unknown }) {
-  const bindings = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+export function createAccessLog(destination: { write(line: string): unknown }, worker?: number) {
+  const bindings =
+    `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}` +
+    (worker === undefined ? "" : `,"worker":${worker}`);
   return (request: FastifyRequest, reply: FastifyReply): void => {
     destination.write(
       `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)}` +

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
+import { hostname } from "node:os";
 import type { Duplex, Writable } from "node:stream";
 import Fastify, {
   type FastifyError,
@@ -43,6 +44,8 @@ export interface AppDependencies {
   metrics?: Metrics;
   /** A folder holding the built librarian's page, served at `/`; no page when absent. */
   webRoot?: string;
+  /** This worker's number, with WORKERS above 1: named in every log line and request id. */
+  worker?: number;
 }
 
 export interface App extends FastifyInstance {
@@ -77,9 +80,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   // Asynchronous writes: lines that arrive while a write is in flight go out together, so a
   // busy server makes one write per batch rather than per request. pino flushes at exit.
   const logDestination = deps.logStream ?? pino.destination({ dest: 1, sync: false });
+  const { worker } = deps;
+  const idPrefix = worker === undefined ? "" : `w${worker}-`;
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      ...(worker === undefined ? {} : { base: { pid: process.pid, hostname: hostname(), worker } }),
       redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" },
       stream: logDestination,
     },
@@ -88,12 +94,13 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // No child logger per request (measured: a tenth of GET throughput); lines that concern a
     // request name its reqId themselves.
     childLoggerFactory: (logger) => logger,
-    // A request's id: the caller's X-Request-Id when it is a plausible one, else a new UUID.
+    // A request's id: the caller's X-Request-Id when it is a plausible one, else a new UUID
+    // (after "w2-" in worker 2).
     // It is sent back on every response and names the request in every log line about it.
     requestIdHeader: false,
     genReqId: (request) => {
       const sent = request.headers["x-request-id"];
-      return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : randomUUID();
+      return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : idPrefix + randomUUID();
     },
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
@@ -154,7 +161,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   const { values } = pino.levels;
   if ((values[config.logLevel] ?? Number.POSITIVE_INFINITY) <= (values.info as number)) {
-    const logRequest = createAccessLog(logDestination);
+    const logRequest = createAccessLog(logDestination, worker);
     app.addHook("onResponse", (request, reply, done) => {
       logRequest(request, reply);
       done();

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { parseEnv } from "node:util";
 
 export type DbTarget =
@@ -33,6 +34,8 @@ export interface Config {
   /** Open client connections at most; a new one past it is closed at once. */
   readonly maxConnections: number;
   readonly pgPoolSize: number;
+  /** Server processes on the one port: 1 serves from this process alone. */
+  readonly workers: number;
   readonly logLevel: string;
   /** false, or the proxies' addresses; `true` only outside production. */
   readonly trustProxy: boolean | string;
@@ -120,6 +123,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const db = parseDbUrl(rawDbUrl ?? "sqlite:./data/books.db", problems);
 
+  // `auto`: one worker per core this process may use.
+  const workers =
+    read("WORKERS") === "auto" ? availableParallelism() : integer("WORKERS", 1, 1, 256);
+  if (workers > 1 && db.kind === "sqlite" && db.path === ":memory:") {
+    problems.push(
+      "WORKERS above 1 needs a database file or PostgreSQL: sqlite::memory: lives in one process",
+    );
+  }
+
   const logLevel = read("LOG_LEVEL") ?? "info";
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
@@ -150,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Fits the common limit of 1,024 descriptors, with room for the store, Redis and logs.
     maxConnections: integer("MAX_CONNECTIONS", 800, 1, 1_000_000),
     pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
+    workers,
     logLevel,
     trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
   };

@@ -50,15 +50,20 @@ export function createMetrics(): Metrics {
   };
 }
 
-/** A plain HTTP server answering GET /metrics, on a port of its own. */
-export function serveMetrics(metrics: Metrics): Server {
+/** A plain HTTP server answering GET /metrics with `read()`, on a port of its own. */
+export function serveMetrics(contentType: string, read: () => Promise<string>): Server {
   const server = createServer(async (request, response) => {
     if (request.method !== "GET" || request.url !== "/metrics") {
       response.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
       return;
     }
-    response.writeHead(200, { "content-type": metrics.registry.contentType });
-    response.end(await metrics.registry.metrics());
+    try {
+      const text = await read();
+      response.writeHead(200, { "content-type": contentType }).end(text);
+    } catch {
+      // The cluster's aggregator gives up on a worker that does not answer in time.
+      response.writeHead(503, { "content-type": "text/plain" }).end("Metrics unavailable\n");
+    }
   });
   // A scraper or two; its descriptors come out of the same budget as the API's.
   server.maxConnections = 16;

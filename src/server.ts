@@ -1,6 +1,9 @@
+import cluster from "node:cluster";
 import type { Server } from "node:http";
-import { type App, buildApp } from "./app.js";
+import type { App } from "./app.js";
+import type { LoginLimiter } from "./auth/login-limiter.js";
 import { type Config, describeDb, loadConfig, loadEnvFile } from "./config.js";
+import { runPrimary, SHUTDOWN } from "./primary.js";
 import { openStore } from "./store/open.js";
 import type { BookStore } from "./store/store.js";
 import { WEB_ROOT } from "./web.js";
@@ -19,6 +22,11 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, fail);
+  // Loaded here, so a primary does not hold the server's modules it never runs.
+  const { buildApp } = await import("./app.js");
+  // In a worker, the primary has said what there is to say about the configuration.
+  const worker = cluster.worker?.id;
 
   let store: BookStore;
   try {
@@ -30,14 +38,29 @@ async function main(): Promise<void> {
   // prom-client is loaded only when metrics are on (12 MB of memory, measured).
   const metricsModule = config.metricsPort === undefined ? undefined : await import("./metrics.js");
   const metrics = metricsModule?.createMetrics();
+  if (metrics && worker !== undefined) {
+    // The primary serves the sum of every worker's metrics; it asks each worker for these.
+    // An aggregator's constructor is what starts answering the primary's requests.
+    const { AggregatorRegistry } = await import("prom-client");
+    AggregatorRegistry.setRegistries([metrics.registry]);
+    new AggregatorRegistry();
+  }
+  let limiter: LoginLimiter | undefined;
+  if (worker !== undefined && config.rateLimitRedisUrl === undefined) {
+    limiter = (await import("./auth/primary-login-limiter.js")).createPrimaryLoginLimiter();
+  }
   const app = await buildApp({
     config,
     store,
     webRoot: WEB_ROOT,
     ...(metrics ? { metrics } : {}),
+    ...(limiter ? { limiter } : {}),
+    ...(worker !== undefined ? { worker } : {}),
   });
-  for (const warning of config.warnings) app.log.warn(warning);
-  app.log.info({ store: describeDb(config.db) }, "store ready");
+  if (worker === undefined) {
+    for (const warning of config.warnings) app.log.warn(warning);
+    app.log.info({ store: describeDb(config.db) }, "store ready");
+  }
 
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -47,8 +70,9 @@ async function main(): Promise<void> {
   }
 
   let metricsServer: Server | undefined;
-  if (metricsModule && metrics) {
-    const server = metricsModule.serveMetrics(metrics);
+  if (metricsModule && metrics && worker === undefined) {
+    const { registry } = metrics;
+    const server = metricsModule.serveMetrics(registry.contentType, () => registry.metrics());
     metricsServer = server;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -66,22 +90,32 @@ async function main(): Promise<void> {
   }
 
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
+    // A worker that begins shutting down on its own tells the primary, which stops them all:
+    // /ready then answers 503 in every worker.
+    if (worker !== undefined && process.connected) process.send?.({ type: SHUTDOWN });
     metricsServer?.close();
-    void shutdown(app, store, config.shutdownTimeoutMs, signal);
+    void shutdown(app, store, config.shutdownTimeoutMs, reason);
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
+  if (worker !== undefined) {
+    process.on("message", (message: { type?: string }) => {
+      if (message?.type === SHUTDOWN) stop("the primary is stopping");
+    });
+    // The primary is gone (killed, say): nothing restarts this worker or keeps its limits.
+    process.once("disconnect", () => stop("the primary is gone"));
+  }
 }
 
 /**
  * Stops accepting, lets in-flight requests finish (at most `timeoutMs`), closes the store and
  * exits 0.
  */
-async function shutdown(app: App, store: BookStore, timeoutMs: number, signal: string) {
-  app.log.info({ signal }, "shutting down");
+async function shutdown(app: App, store: BookStore, timeoutMs: number, reason: string) {
+  app.log.info({ reason }, "shutting down");
   app.beginShutdown();
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<boolean>((resolve) => {

@@ -1,13 +1,12 @@
 // The typed client, against the real service.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Book, CatalogueError, createClient } from "../src/client.js";
 import { Messages } from "../src/envelope.js";
-import { type Service, startService } from "./service.js";
+import { freePort, type Service, startService } from "./service.js";
 
 const CREDENTIALS = { username: "librarian", password: "client-test-password" };
 const ENV = {
@@ -16,14 +15,6 @@ const ENV = {
   AUTH_PASSWORD: CREDENTIALS.password,
   LOG_LEVEL: "info",
 };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe("createClient", () => {
   let dir: string;

@@ -1,7 +1,7 @@
 // decisions.md "Credentials and secrets" and "DB_URL": what loadConfig accepts and refuses.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ConfigError, describeDb, loadConfig, loadEnvFile } from "../src/config.js";
@@ -137,6 +137,8 @@ describe("numbers", () => {
     ["BODY_LIMIT_BYTES", "1.5"],
     ["LOGIN_MAX_FAILURES", "0"],
     ["PG_POOL_SIZE", "many"],
+    ["WORKERS", "0"],
+    ["WORKERS", "all"],
   ] as const) {
     test(`${name}=${value} is refused, naming the variable`, () => {
       const problems = problemsOf({ [name]: value });
@@ -144,6 +146,12 @@ describe("numbers", () => {
       assert.match(problems[0] ?? "", new RegExp(`^${name} must be a whole number`));
     });
   }
+
+  test("WORKERS: 1 unless set; auto is one per core this process may use", () => {
+    assert.equal(loadConfig({}).workers, 1);
+    assert.equal(loadConfig({ WORKERS: "3" }).workers, 3);
+    assert.equal(loadConfig({ WORKERS: "auto" }).workers, availableParallelism());
+  });
 
   test("LOG_LEVEL must be a pino level", () => {
     assert.match(problemsOf({ LOG_LEVEL: "loud" })[0] ?? "", /^LOG_LEVEL must be one of/);

@@ -1,25 +1,16 @@
 // Connections a client leaves hanging: the service lets go of them, and bounds how many it holds.
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { test } from "node:test";
 import { buildTestApp, listenLocally, testConfig } from "./helpers.js";
-import { startService } from "./service.js";
+import { freePort, startService } from "./service.js";
 
 const linuxProc = process.platform === "linux" ? false : "counts descriptors in /proc (Linux)";
 
 /** The descriptors a process holds. */
 function descriptors(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
-}
-
-/** A port free at the time of asking. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The server's longest event-loop delay since the metrics were last read, in ms. */

@@ -8,10 +8,10 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, test } from "node:test";
 import type { Book } from "../src/books/book.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
-import { login, request, type Service, startService } from "./service.js";
+import { login, request, type Service, startService, workerPids } from "./service.js";
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
-const WORKERS = 12;
+const WRITERS = 12;
 const CREDENTIALS = { username: "crash", password: "crash-password" };
 const ENV = {
   HOST: "127.0.0.1",
@@ -43,11 +43,11 @@ async function api<T>(
 }
 
 /**
- * One worker: creates books and updates and deletes only its own, so each id's history is
+ * One writer: creates books and updates and deletes only its own, so each id's history is
  * sequential. Records every acknowledged result in `settled`, and what was in flight when
  * the connection died.
  */
-async function worker(
+async function writer(
   service: Service,
   token: string,
   name: string,
@@ -92,88 +92,96 @@ async function worker(
 
 for (const kind of await storesUnderTest()) {
   describe(`crash durability on ${kind.name}`, { skip: kind.skip }, () => {
-    test(`${ROUNDS} rounds of SIGKILL under concurrent writes lose no acknowledged write`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), "books-crash-"));
-      const schema = kind.name === "postgres" ? await freshPostgresSchema() : undefined;
-      const dbUrl = schema?.dbUrl ?? `sqlite:${join(dir, "books.db")}`;
-      // The catalogue as it must be: every acknowledged write applied.
-      let expected = new Map<number, Book>();
-      const sent = new Set<string>();
-      try {
-        for (let round = 0; round < ROUNDS; round++) {
-          const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-          const token = await login(service, CREDENTIALS);
-          const settled = new Map(expected);
-          const inFlight: InFlight[] = [];
-          const workers = Array.from({ length: WORKERS }, (_, w) =>
-            worker(service, token, `r${round}w${w}`, settled, sent, inFlight),
-          );
-          await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 900));
-          service.process.kill("SIGKILL");
-          await Promise.all(workers);
+    for (const processes of ["1", "2"]) {
+      test(`${ROUNDS} rounds of SIGKILL under concurrent writes lose no acknowledged write, WORKERS=${processes}`, async () => {
+        const dir = mkdtempSync(join(tmpdir(), "books-crash-"));
+        const schema = kind.name === "postgres" ? await freshPostgresSchema() : undefined;
+        const dbUrl = schema?.dbUrl ?? `sqlite:${join(dir, "books.db")}`;
+        // The catalogue as it must be: every acknowledged write applied.
+        let expected = new Map<number, Book>();
+        const sent = new Set<string>();
+        try {
+          for (let round = 0; round < ROUNDS; round++) {
+            const env = { ...ENV, DB_URL: dbUrl, WORKERS: processes };
+            const service = await startService(env, { direct: true });
+            const token = await login(service, CREDENTIALS);
+            const settled = new Map(expected);
+            const inFlight: InFlight[] = [];
+            const writers = Array.from({ length: WRITERS }, (_, w) =>
+              writer(service, token, `r${round}w${w}`, settled, sent, inFlight),
+            );
+            await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 900));
+            // Every process at once: the primary first (so it starts no other), then its workers.
+            service.process.kill("SIGKILL");
+            for (const pid of workerPids(service))
+              if (pid !== service.process.pid) process.kill(pid, "SIGKILL");
+            await Promise.all(writers);
 
-          const restarted = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-          const restartToken = await login(restarted, CREDENTIALS);
-          const listed = await api<Book[]>(restarted, "GET", "/books", restartToken);
-          const actual = new Map(listed.map((b) => [b.id, b]));
-          await restarted.stop();
-          for (const run of [service, restarted]) {
-            const env = { ...ENV, DB_URL: dbUrl };
-            assert.deepEqual(leakedSecrets(run.output(), env, [token, restartToken]), []);
-          }
-
-          const uncertain = new Set<number>();
-          for (const write of inFlight) {
-            if (write.kind === "update") {
-              uncertain.add(write.before.id);
-              const now = actual.get(write.before.id);
-              assert.ok(
-                [JSON.stringify(write.before), JSON.stringify(write.after)].includes(
-                  JSON.stringify(now),
-                ),
-                `an unanswered update left ${JSON.stringify(now)}`,
-              );
-            } else if (write.kind === "delete") {
-              uncertain.add(write.before.id);
-              const now = actual.get(write.before.id);
-              assert.ok(now === undefined || JSON.stringify(now) === JSON.stringify(write.before));
+            const restarted = await startService(env, { direct: true });
+            const restartToken = await login(restarted, CREDENTIALS);
+            const listed = await api<Book[]>(restarted, "GET", "/books", restartToken);
+            const actual = new Map(listed.map((b) => [b.id, b]));
+            await restarted.stop();
+            for (const run of [service, restarted]) {
+              assert.deepEqual(leakedSecrets(run.output(), env, [token, restartToken]), []);
             }
+
+            const uncertain = new Set<number>();
+            for (const write of inFlight) {
+              if (write.kind === "update") {
+                uncertain.add(write.before.id);
+                const now = actual.get(write.before.id);
+                assert.ok(
+                  [JSON.stringify(write.before), JSON.stringify(write.after)].includes(
+                    JSON.stringify(now),
+                  ),
+                  `an unanswered update left ${JSON.stringify(now)}`,
+                );
+              } else if (write.kind === "delete") {
+                uncertain.add(write.before.id);
+                const now = actual.get(write.before.id);
+                assert.ok(
+                  now === undefined || JSON.stringify(now) === JSON.stringify(write.before),
+                );
+              }
+            }
+            const unansweredCreates = new Map(
+              inFlight.flatMap((w) =>
+                w.kind === "create" ? [[w.fields.title, w.fields] as const] : [],
+              ),
+            );
+            for (const [id, book] of settled) {
+              if (!uncertain.has(id))
+                assert.deepEqual(actual.get(id), book, `acknowledged book ${id}`);
+            }
+            for (const [id, book] of actual) {
+              assert.ok(sent.has(book.title), `book ${id} was never sent`);
+              if (settled.has(id) || uncertain.has(id)) continue;
+              // Present but never acknowledged: only an unanswered create may be, as it was sent.
+              const fields = unansweredCreates.get(book.title);
+              assert.ok(fields, `book ${id} appeared though neither acknowledged nor in flight`);
+              assert.deepEqual({ ...fields, id }, book);
+            }
+            for (const id of expected.keys()) {
+              if (!settled.has(id) && !uncertain.has(id))
+                assert.ok(!actual.has(id), `deleted ${id}`);
+            }
+            assert.ok(
+              settled.size > expected.size || inFlight.length > 0,
+              "the load wrote something",
+            );
+            expected = actual;
           }
-          const unansweredCreates = new Map(
-            inFlight.flatMap((w) =>
-              w.kind === "create" ? [[w.fields.title, w.fields] as const] : [],
-            ),
-          );
-          for (const [id, book] of settled) {
-            if (!uncertain.has(id))
-              assert.deepEqual(actual.get(id), book, `acknowledged book ${id}`);
+          if (kind.name === "sqlite") {
+            const db = new DatabaseSync(join(dir, "books.db"), { readOnly: true });
+            assert.equal(db.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
+            db.close();
           }
-          for (const [id, book] of actual) {
-            assert.ok(sent.has(book.title), `book ${id} was never sent`);
-            if (settled.has(id) || uncertain.has(id)) continue;
-            // Present but never acknowledged: only an unanswered create may be, as it was sent.
-            const fields = unansweredCreates.get(book.title);
-            assert.ok(fields, `book ${id} appeared though neither acknowledged nor in flight`);
-            assert.deepEqual({ ...fields, id }, book);
-          }
-          for (const id of expected.keys()) {
-            if (!settled.has(id) && !uncertain.has(id)) assert.ok(!actual.has(id), `deleted ${id}`);
-          }
-          assert.ok(
-            settled.size > expected.size || inFlight.length > 0,
-            "the load wrote something",
-          );
-          expected = actual;
+        } finally {
+          await schema?.drop();
+          rmSync(dir, { recursive: true, force: true });
         }
-        if (kind.name === "sqlite") {
-          const db = new DatabaseSync(join(dir, "books.db"), { readOnly: true });
-          assert.equal(db.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
-          db.close();
-        }
-      } finally {
-        await schema?.drop();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+      });
+    }
   });
 }

@@ -1,6 +1,7 @@
 // Runs the real `npm start` as a child process, as an operator would.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Envelope } from "../src/envelope.js";
@@ -82,6 +83,24 @@ export async function startService(
       return exited;
     },
   };
+}
+
+/** A port free at the time of asking. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** With WORKERS above 1: the workers' process ids, in the order they began listening. */
+export function workerPids(service: Service): number[] {
+  return service
+    .output()
+    .split("\n")
+    .filter((line) => line.includes('"msg":"Server listening at'))
+    .map((line) => (JSON.parse(line) as { pid: number }).pid);
 }
 
 /** `npm start` that is expected to fail: its exit code, output and time taken. */
