@@ -1,4 +1,4 @@
-// WORKERS=2: two server processes on one port behave as one service.
+// WORKERS=2, and two instances on one database: several processes behave as one service.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
@@ -87,7 +87,7 @@ async function waitFor(service: Service, pattern: RegExp, count = 1): Promise<vo
 const bothListening = (service: Service) => waitFor(service, /Server listening at/, 2);
 
 for (const kind of await storesUnderTest()) {
-  describe(`WORKERS=2 on ${kind.name}`, { skip: kind.skip }, () => {
+  describe(`several processes on ${kind.name}`, { skip: kind.skip }, () => {
     let dir: string;
     let schema: { dbUrl: string; drop(): Promise<void> } | undefined;
     let dbUrl: string;
@@ -158,6 +158,31 @@ for (const kind of await storesUnderTest()) {
       assert.notEqual(next.worker, again.worker);
       assert.ok(next.body.data.id > last.id && again.body.data.id > next.body.data.id);
       assert.equal(await service.stop(), 0);
+    });
+
+    test("two instances on one database: a write through one is listed at once by the other", async () => {
+      const env = { ...ENV, DB_URL: dbUrl, WORKERS: "1", SECRET_TOKEN: "s".repeat(32) };
+      const [one, other] = [
+        await startService(env, { direct: true }),
+        await startService(env, { direct: true }),
+      ];
+      const token = await tokenOf(one);
+      const before = (await fresh<Book[]>(other, "GET", "/books", token)).body.data;
+      for (let i = 0; i < 5; i++) {
+        const [writer, reader] = i % 2 === 0 ? [one, other] : [other, one];
+        // The reader has the listing in its cache before the write.
+        await fresh(reader, "GET", "/books", token);
+        const write = await fresh<Book>(writer, "POST", "/book", token, {
+          title: `Instance ${i}`,
+          author: "Writer",
+          year: 1990 + i,
+        });
+        const listed = (await fresh<Book[]>(reader, "GET", "/books", token)).body.data;
+        assert.deepEqual(listed.at(-1), write.body.data);
+        assert.equal(listed.length, before.length + i + 1);
+      }
+      assert.equal(await one.stop(), 0);
+      assert.equal(await other.stop(), 0);
     });
 
     test("failed logins count across workers: the limit is the service's, not each worker's", async () => {
