@@ -2,11 +2,10 @@
 // book-catalogue: serve the catalogue, or script it through its API.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { Ajv } from "ajv";
 import { parse as parseCsv } from "csv-parse/sync";
 import { stringify as toCsvRow } from "csv-stringify/sync";
-import { newBookSchema } from "./books/book.js";
-import { CatalogueError, createClient, type NewBook } from "./client.js";
+import { checkRow, type RowFields, sameBookKey } from "./books/import-rows.js";
+import { CatalogueError, createClient } from "./client.js";
 
 const HELP = {
   main: `Usage: book-catalogue <command> [options]
@@ -27,89 +26,176 @@ book-catalogue <command> --help tells more.`,
     "Usage: book-catalogue serve\n\nServes the catalogue, configured from the environment and .env (see README).",
   token:
     "Usage: book-catalogue token [--url URL] [--username NAME] [--password PASSWORD]\n\nPrints a token valid for 15 minutes.",
-  import: `Usage: book-catalogue import FILE [--dry-run] [--concurrency N] [connection options]
+  import: `Usage: book-catalogue import FILE [--dry-run] [--duplicates skip|keep] [--concurrency N] [connection options]
 
-Adds the books of FILE: a JSON array of {title, author, year}, or a CSV file whose header
-names title, author and year (Goodreads: Title, Author, and Original Publication Year or
-Year Published). Ids in the file are ignored. Rows the service refuses are reported with
-the reason, and then the command exits 1.
+Adds the books of FILE, in the file's order: a JSON array of {title, author, year}, or a
+CSV file whose header names title, author and year (Goodreads: Title, Author, and Original
+Publication Year or Year Published). Ids in the file are ignored.
 
-  --dry-run             Check every row, send nothing
-  --concurrency N       Requests at once (default 8)`,
+A row whose title, author and year are those of a book already in the catalogue (case,
+accents and punctuation aside) is a duplicate: skipped and counted, unless --duplicates keep.
+So importing an export into the same catalogue adds nothing.
+
+Rows that are not books are reported with their line in the file, their title and why.
+Exit code: 0 when every row was imported or skipped as a duplicate; 1 when some row was
+refused; 2 when the file cannot be used at all (unreadable, not a list of books, a
+column missing) or the command is wrong.
+
+  --dry-run             Check every row and count the duplicates, send nothing
+  --duplicates keep     Import duplicates too (default: skip)
+  --concurrency N       Requests at once (default 1, which keeps the file's order)`,
   export: `Usage: book-catalogue export [--format json|csv] [connection options]
 
 Writes every book, in id order, to standard output: a JSON array (default) or CSV with
 the header id,title,author,year.`,
 } as const;
 
+/** The command line is wrong: exit 2. */
 class UsageError extends Error {}
+/** The file cannot be imported at all: exit 2. */
+class FileError extends Error {}
 
-const validNewBook = new Ajv({ allErrors: false }).compile(newBookSchema);
+/** Each field's column names, in order of preference (Goodreads' last). */
+const COLUMNS = {
+  title: ["title", "Title"],
+  author: ["author", "Author"],
+  year: ["year", "Year", "Original Publication Year", "Year Published"],
+} as const;
 
-interface Row {
-  /** The row's number in the file: 1 for the first book. */
-  line: number;
-  book: NewBook | undefined;
-  problem?: string;
+/** The first of the columns with a value; "" when they are all empty. */
+const firstOf = (record: Record<string, string>, names: readonly string[]) =>
+  names.map((name) => record[name]?.trim()).find((value) => value !== undefined && value !== "") ??
+  (names.some((name) => record[name] !== undefined) ? "" : undefined);
+
+/**
+ * The line each element of a JSON array starts on. `text` is valid JSON (it was parsed), so
+ * strings and nesting are all there is to follow.
+ */
+function elementLines(text: string): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let expecting = false;
+  for (const ch of text) {
+    if (ch === "\n") line += 1;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === "\\") escaped = true;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (depth === 1 && expecting && !/[\s,\]]/.test(ch)) {
+      lines.push(line);
+      expecting = false;
+    }
+    if (ch === '"') inString = true;
+    else if (ch === "[" || ch === "{") {
+      depth += 1;
+      if (depth === 1) expecting = true;
+    } else if (ch === "]" || ch === "}") depth -= 1;
+    else if (ch === "," && depth === 1) expecting = true;
+  }
+  return lines;
 }
 
-const firstOf = (record: Record<string, string>, names: string[]) =>
-  names.map((name) => record[name]?.trim()).find((value) => value !== undefined && value !== "");
-
-/** The file's books, each with its row number, or why it is not one. */
-function readRows(path: string): Row[] {
-  const text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
-  if (/^\s*\[/.test(text)) {
-    const items = JSON.parse(text) as unknown[];
+/** The file's rows, each with the line of the file it starts on. */
+function readRows(path: string): RowFields[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
+  } catch (error) {
+    throw new FileError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  const notBooks = `${path} is not a list of books: a JSON array of {title, author, year}, or a CSV file with a header row`;
+  if (/^\s*[[{]/.test(text)) {
+    let items: unknown;
+    try {
+      items = JSON.parse(text);
+    } catch (error) {
+      throw new FileError(`${path} is not valid JSON: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(items)) throw new FileError(notBooks);
+    const lines = elementLines(text);
     return items.map((item, i) => {
-      const { title, author, year } = (item ?? {}) as Record<string, unknown>;
-      return checked(i + 1, { title, author, year } as NewBook);
+      const fields =
+        item !== null && typeof item === "object" ? (item as Record<string, unknown>) : {};
+      return {
+        line: lines[i] ?? i + 1,
+        title: fields.title,
+        author: fields.author,
+        year: fields.year,
+      };
     });
   }
-  const records = parseCsv(text, {
-    columns: true,
-    skip_empty_lines: true,
-    relax_column_count: true,
-    // Goodreads writes ISBNs as ="0441013593", which strict CSV would refuse.
-    relax_quotes: true,
-  }) as Record<string, string>[];
-  return records.map((record, i) => {
-    const year = firstOf(record, ["year", "Year", "Original Publication Year", "Year Published"]);
-    const book = {
-      title: firstOf(record, ["title", "Title"]),
-      author: firstOf(record, ["author", "Author"]),
-      year: year !== undefined && /^-?\d+$/.test(year) ? Number(year) : year,
-    };
-    return checked(i + 1, book as NewBook);
-  });
+  let records: { record: Record<string, string>; info: { lines: number } }[];
+  try {
+    records = parseCsv(text, {
+      columns: true,
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      // Goodreads writes ISBNs as ="0441013593", which strict CSV would refuse.
+      relax_quotes: true,
+    });
+  } catch (error) {
+    throw new FileError(`${notBooks} (${(error as Error).message})`);
+  }
+  const header = parseCsv(text, { to_line: 1, relax_quotes: true })[0] as string[] | undefined;
+  if (header === undefined) throw new FileError(notBooks);
+  const missing = Object.entries(COLUMNS)
+    .filter(([, names]) => !names.some((name) => header.includes(name)))
+    .map(([field, names]) => `${field} (${names.map((n) => `"${n}"`).join(" or ")})`);
+  if (missing.length > 0) {
+    throw new FileError(
+      `${path} has no column for the ${missing.join(", nor for the ")}; its header: ${header.join(",")}`,
+    );
+  }
+  return records.map(({ record, info }) => ({
+    // info.lines is the line the record ends on; a quoted field may span several.
+    line: info.lines,
+    title: firstOf(record, COLUMNS.title),
+    author: firstOf(record, COLUMNS.author),
+    year: firstOf(record, COLUMNS.year),
+  }));
 }
 
-function checked(line: number, book: NewBook): Row {
-  if (validNewBook(book)) return { line, book };
-  const error = validNewBook.errors?.[0];
-  const field = error?.instancePath.replace(/^\//, "") || error?.params?.missingProperty || "row";
-  return { line, book: undefined, problem: `${field}: ${error?.message ?? "invalid"}` };
+/** How a refused row is reported: its line, its title when it has one, and why. */
+function describeRefusal(
+  row: { line: number; title?: string | undefined },
+  reason: string,
+): string {
+  const title = row.title === undefined ? "" : ` (${JSON.stringify(row.title)})`;
+  return `line ${row.line}${title}: ${reason}`;
 }
 
 /** A progress bar on a terminal; a plain line every 1,000 rows otherwise. */
-function progress(total: number) {
+function progress(total: number, dryRun: boolean) {
   const tty = process.stderr.isTTY;
   let last = 0;
-  return (done: number, imported: number, rejected: number) => {
+  return (done: number, counts: Counts) => {
+    const status = dryRun
+      ? `checked, ${counts.rejected} refused`
+      : `imported ${counts.imported}, ${counts.duplicates} duplicates skipped, ${counts.rejected} refused`;
     if (tty) {
       const width = 30;
       const filled = Math.round((done / Math.max(total, 1)) * width);
       process.stderr.write(
-        `\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${done}/${total} imported ${imported}, rejected ${rejected}`,
+        `\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${done}/${total} ${status}`,
       );
       if (done === total) process.stderr.write("\n");
     } else if (done - last >= 1000 || done === total) {
       last = done;
-      process.stderr.write(
-        `progress: ${done}/${total} imported ${imported}, rejected ${rejected}\n`,
-      );
+      process.stderr.write(`progress: ${done}/${total} ${status}\n`);
     }
   };
+}
+
+interface Counts {
+  imported: number;
+  duplicates: number;
+  rejected: number;
 }
 
 async function importFile(args: string[]) {
@@ -119,55 +205,77 @@ async function importFile(args: string[]) {
     options: {
       ...connectionOptions,
       "dry-run": { type: "boolean" },
+      duplicates: { type: "string" },
       concurrency: { type: "string" },
     },
   });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new UsageError("import takes one FILE");
-  const concurrency = Number(values.concurrency ?? 8);
+  const concurrency = Number(values.concurrency ?? 1);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new UsageError("--concurrency takes a whole number from 1 to 64");
   }
-  let rows: Row[];
-  try {
-    rows = readRows(file);
-  } catch (error) {
-    throw new Error(`cannot read ${file}: ${(error as Error).message}`);
+  const duplicates = values.duplicates ?? "skip";
+  if (duplicates !== "skip" && duplicates !== "keep") {
+    throw new UsageError("--duplicates is skip or keep");
   }
-  const rejected: Row[] = rows.filter((row) => row.book === undefined);
+  const rows = readRows(file).map(checkRow);
+  const refusals: { line: number; text: string }[] = [];
+  for (const row of rows) {
+    if (row.problems)
+      refusals.push({ line: row.line, text: describeRefusal(row, row.problems.join("; ")) });
+  }
   const valid = rows.filter((row) => row.book !== undefined);
-  const client = values["dry-run"] ? undefined : createClient(connection(values));
-  if (client) await client.token();
-  const report = progress(rows.length);
-  let imported = 0;
-  let done = rejected.length;
+  const client = createClient(connection(values));
+  // The catalogue's books before the import: a row equal to one of them is a duplicate.
+  // Rows equal to each other are all imported, so an export of a catalogue that holds the
+  // same book twice comes back whole.
+  const existing = new Set<string>();
+  if (duplicates === "skip") {
+    for await (const book of client.books()) existing.add(sameBookKey(book));
+  }
+  const dryRun = values["dry-run"] === true;
+  const counts: Counts = { imported: 0, duplicates: 0, rejected: refusals.length };
+  const report = progress(rows.length, dryRun);
+  let done = refusals.length;
   let next = 0;
-  const worker = async () => {
+  const importer = async () => {
     while (next < valid.length) {
-      const row = valid[next++] as Row;
-      if (client) {
+      const row = valid[next++] as (typeof valid)[number];
+      if (duplicates === "skip" && existing.has(sameBookKey(row.book))) {
+        counts.duplicates += 1;
+      } else if (!dryRun) {
         try {
-          await client.createBook(row.book as NewBook);
-          imported += 1;
+          await client.createBook(row.book);
+          counts.imported += 1;
         } catch (error) {
           if (!(error instanceof CatalogueError) || error.status >= 500 || error.status === 401)
             throw error;
-          rejected.push({ ...row, problem: error.message });
+          counts.rejected += 1;
+          refusals.push({
+            line: row.line,
+            text: describeRefusal(
+              { line: row.line, title: row.book.title },
+              `the service refused it: ${error.message}`,
+            ),
+          });
         }
       }
       done += 1;
-      report(done, imported, rejected.length);
+      report(done, counts);
     }
   };
-  report(done, imported, rejected.length);
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  rejected.sort((a, b) => a.line - b.line);
-  for (const row of rejected) process.stderr.write(`rejected row ${row.line}: ${row.problem}\n`);
-  const verb = client ? "imported" : "would import (dry run)";
+  report(done, counts);
+  await Promise.all(Array.from({ length: concurrency }, importer));
+  refusals.sort((a, b) => a.line - b.line);
+  for (const refusal of refusals) process.stderr.write(`refused ${refusal.text}\n`);
+  const skipped = `${counts.duplicates} duplicate${counts.duplicates === 1 ? "" : "s"} skipped`;
   process.stdout.write(
-    `${verb} ${client ? imported : valid.length} of ${rows.length} rows; rejected ${rejected.length}\n`,
+    dryRun
+      ? `dry run: ${valid.length - counts.duplicates} of ${rows.length} rows would be imported; ${skipped}; ${counts.rejected} refused\n`
+      : `imported ${counts.imported} of ${rows.length} rows; ${skipped}; ${counts.rejected} refused\n`,
   );
-  if (rejected.length > 0) process.exitCode = 1;
+  if (counts.rejected > 0) process.exitCode = 1;
 }
 
 async function exportBooks(args: string[]) {
@@ -212,7 +320,12 @@ function connection(values: {
 
 async function main(argv: string[]) {
   const [command, ...args] = argv;
-  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+  if (command === undefined) {
+    process.stderr.write(`${HELP.main}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (command === "--help" || command === "-h" || command === "help") {
     process.stdout.write(`${HELP.main}\n`);
     return;
   }
@@ -252,5 +365,9 @@ try {
           ? "cannot reach the service (is it running? --url)"
           : (error as Error).message;
   process.stderr.write(`book-catalogue: ${message}\n`);
-  process.exit(1);
+  const unusable =
+    error instanceof UsageError ||
+    error instanceof FileError ||
+    String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+  process.exit(unusable ? 2 : 1);
 }

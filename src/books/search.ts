@@ -15,12 +15,12 @@ const PLAIN = /^[\x20-\x7e]*$/;
 const SEPARATORS = /[^\p{L}\p{M}\p{N}]+/u;
 
 /**
- * The distinct words of a text as search compares them: decomposed (NFKD: ligatures and
+ * The words of a text as search compares them, in order: decomposed (NFKD: ligatures and
  * full-width forms too), accents removed, case folded (upper then lower case, so ß and ss
  * compare equal; and the final sigma as any other, which lower-casing would bring back at the
  * end of a word), split at anything that is not a letter or a digit.
  */
-export function searchWords(text: string): string[] {
+export function foldedWords(text: string): string[] {
   // Plain ASCII has no accents to remove nor letters that fold otherwise: the short way.
   const folded = PLAIN.test(text)
     ? text.toLowerCase()
@@ -30,7 +30,12 @@ export function searchWords(text: string): string[] {
         .toUpperCase()
         .toLowerCase()
         .replaceAll("ς", "σ");
-  return [...new Set(folded.split(SEPARATORS).filter((word) => word.length > 0))];
+  return folded.split(SEPARATORS).filter((word) => word.length > 0);
+}
+
+/** The distinct words of a text as search compares them (see foldedWords). */
+export function searchWords(text: string): string[] {
+  return [...new Set(foldedWords(text))];
 }
 
 /** A word of `q` this long or longer matches the start of a word; a shorter one, a whole word. */
