@@ -7,6 +7,7 @@ import pino from "pino";
 import { createMemoryLoginLimiter } from "./auth/login-limiter.js";
 import { serveLoginLimiter } from "./auth/primary-login-limiter.js";
 import { type Config, describeDb } from "./config.js";
+import { greet } from "./greeting.js";
 import { openStore } from "./store/open.js";
 
 /** Sent to a worker: begin shutdown. Sent by a worker: it has begun, so all must. */
@@ -84,9 +85,25 @@ export async function runPrimary(config: Config, fail: (message: string) => neve
   cluster.on("message", (_worker, message: { type?: string }) => {
     if (message?.type === SHUTDOWN) stop("a worker began shutting down", 0);
   });
+  // A worker that exits by itself before it ever listened could not start (its line says
+  // why): starting another would fail the same way.
+  const listening = new Set<Worker>();
+  let greeted = false;
+  cluster.on("listening", (worker, address) => {
+    listening.add(worker);
+    if (!greeted) {
+      greeted = true;
+      greet(config, address.port);
+    }
+  });
   cluster.on("exit", (worker, code, signal) => {
     live.delete(worker);
     if (stopping) return;
+    if (!listening.has(worker) && signal === null) {
+      stop("a worker could not start", 1);
+      return;
+    }
+    listening.delete(worker);
     const now = Date.now();
     exits.push(now);
     while ((exits[0] ?? now) < now - CRASH_LOOP_WINDOW_MS) exits.shift();

@@ -1,8 +1,10 @@
 import cluster from "node:cluster";
 import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { App } from "./app.js";
 import type { LoginLimiter } from "./auth/login-limiter.js";
 import { type Config, describeDb, loadConfig, loadEnvFile } from "./config.js";
+import { greet } from "./greeting.js";
 import { runPrimary, SHUTDOWN } from "./primary.js";
 import { openStore } from "./store/open.js";
 import type { BookStore } from "./store/store.js";
@@ -66,8 +68,14 @@ async function main(): Promise<void> {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await store.close();
-    fail(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
+    const inUse = (error as { code?: string }).code === "EADDRINUSE";
+    fail(
+      inUse
+        ? `port ${config.port} is in use on ${config.host} (the catalogue already running, or another service?): stop it, or choose another port, e.g. PORT=${config.port === 8080 ? 8081 : config.port + 1}`
+        : `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
   }
+  if (worker === undefined) greet(config, (app.server.address() as AddressInfo).port);
 
   let metricsServer: Server | undefined;
   if (metricsModule && metrics && worker === undefined) {

@@ -8,7 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, test } from "node:test";
 import type { Book } from "../src/books/book.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
-import { login, request, type Service, startService, workerPids } from "./service.js";
+import { listeners, login, request, type Service, startService } from "./service.js";
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
 const WRITERS = 12;
@@ -113,8 +113,9 @@ for (const kind of await storesUnderTest()) {
             await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 900));
             // Every process at once: the primary first (so it starts no other), then its workers.
             service.process.kill("SIGKILL");
-            for (const pid of workerPids(service))
+            for (const { pid } of listeners(service)) {
               if (pid !== service.process.pid) process.kill(pid, "SIGKILL");
+            }
             await Promise.all(writers);
 
             const restarted = await startService(env, { direct: true });

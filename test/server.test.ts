@@ -96,6 +96,66 @@ for (const kind of kinds) {
   });
 }
 
+describe("npm start speaks to people", () => {
+  test("outside production, one plain line names the page, the docs and the API", async () => {
+    const service = await start({ DB_URL: "sqlite::memory:" });
+    const port = new URL(service.url).port;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(await service.stop(), 0);
+    const lines = service
+      .output()
+      .split("\n")
+      .filter((line) => !line.startsWith("{"));
+    assert.ok(
+      lines.includes(
+        `Book catalogue ready: the page at http://localhost:${port}/, the API docs at http://localhost:${port}/docs, the API at http://localhost:${port}/books (Ctrl-C stops it)`,
+      ),
+      service.output(),
+    );
+  });
+
+  test("in production, every line is JSON", async () => {
+    // The server itself: npm adds lines of its own.
+    const service = await startService(
+      { ...BASE_ENV, DB_URL: "sqlite::memory:", NODE_ENV: "production" },
+      { direct: true },
+    );
+    assert.equal(await service.stop(), 0);
+    const lines = service
+      .output()
+      .split("\n")
+      .filter((line) => line !== "");
+    assert.ok(lines.length > 0);
+    for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
+  });
+
+  for (const workers of ["1", "2"]) {
+    test(`a port in use is named, with PORT to choose another (WORKERS=${workers})`, async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      const { port } = taken.address() as { port: number };
+      const { code, output, ms } = await startFailing({
+        DB_URL: `sqlite:${join(tempDir(), "books.db")}`,
+        PORT: String(port),
+        WORKERS: workers,
+      });
+      taken.close();
+      assert.equal(code, 1);
+      // With two workers, each may say it.
+      const line = output.split("\n").find((l) => l.includes("start-up failed")) ?? output;
+      assert.match(
+        line,
+        new RegExp(
+          `port ${port} is in use on 127\\.0\\.0\\.1 .*choose another port, e\\.g\\. PORT=${port + 1}`,
+        ),
+      );
+      // Not a crash loop: a worker that cannot start is not started again.
+      assert.doesNotMatch(output, /workers keep exiting/);
+      assert.ok(ms < 15_000, `${ms} ms`);
+    });
+  }
+});
+
 describe("npm start fails fast, with one clear line and a non-zero exit", () => {
   test("an unsupported DB_URL lists the supported forms and hides its password", async () => {
     const run = await startFailing({ DB_URL: "mysql://root:topsecret@db/books" });

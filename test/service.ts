@@ -94,13 +94,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** With WORKERS above 1: the workers' process ids, in the order they began listening. */
-export function workerPids(service: Service): number[] {
+/** The processes that listen, in the order they began: with WORKERS above 1, the workers. */
+export function listeners(service: Service): { pid: number; worker?: number }[] {
   return service
     .output()
     .split("\n")
     .filter((line) => line.includes('"msg":"Server listening at'))
-    .map((line) => (JSON.parse(line) as { pid: number }).pid);
+    .map((line) => JSON.parse(line) as { pid: number; worker?: number });
 }
 
 /** `npm start` that is expected to fail: its exit code, output and time taken. */
