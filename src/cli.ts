@@ -2,9 +2,14 @@
 // book-catalogue: serve the catalogue, or script it through its API.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { parse as parseCsv } from "csv-parse/sync";
 import { stringify as toCsvRow } from "csv-stringify/sync";
-import { checkRow, type RowFields, sameBookKey } from "./books/import-rows.js";
+import {
+  BookFileError,
+  checkRow,
+  parseBookFile,
+  type RowFields,
+  sameBookKey,
+} from "./books/import-rows.js";
 import { CatalogueError, createClient } from "./client.js";
 
 const HELP = {
@@ -55,110 +60,20 @@ class UsageError extends Error {}
 /** The file cannot be imported at all: exit 2. */
 class FileError extends Error {}
 
-/** Each field's column names, in order of preference (Goodreads' last). */
-const COLUMNS = {
-  title: ["title", "Title"],
-  author: ["author", "Author"],
-  year: ["year", "Year", "Original Publication Year", "Year Published"],
-} as const;
-
-/** The first of the columns with a value; "" when they are all empty. */
-const firstOf = (record: Record<string, string>, names: readonly string[]) =>
-  names.map((name) => record[name]?.trim()).find((value) => value !== undefined && value !== "") ??
-  (names.some((name) => record[name] !== undefined) ? "" : undefined);
-
-/**
- * The line each element of a JSON array starts on. `text` is valid JSON (it was parsed), so
- * strings and nesting are all there is to follow.
- */
-function elementLines(text: string): number[] {
-  const lines: number[] = [];
-  let line = 1;
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let expecting = false;
-  for (const ch of text) {
-    if (ch === "\n") line += 1;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === "\\") escaped = true;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (depth === 1 && expecting && !/[\s,\]]/.test(ch)) {
-      lines.push(line);
-      expecting = false;
-    }
-    if (ch === '"') inString = true;
-    else if (ch === "[" || ch === "{") {
-      depth += 1;
-      if (depth === 1) expecting = true;
-    } else if (ch === "]" || ch === "}") depth -= 1;
-    else if (ch === "," && depth === 1) expecting = true;
-  }
-  return lines;
-}
-
 /** The file's rows, each with the line of the file it starts on. */
 function readRows(path: string): RowFields[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
+    text = readFileSync(path, "utf8");
   } catch (error) {
     throw new FileError(`cannot read ${path}: ${(error as Error).message}`);
   }
-  const notBooks = `${path} is not a list of books: a JSON array of {title, author, year}, or a CSV file with a header row`;
-  if (/^\s*[[{]/.test(text)) {
-    let items: unknown;
-    try {
-      items = JSON.parse(text);
-    } catch (error) {
-      throw new FileError(`${path} is not valid JSON: ${(error as Error).message}`);
-    }
-    if (!Array.isArray(items)) throw new FileError(notBooks);
-    const lines = elementLines(text);
-    return items.map((item, i) => {
-      const fields =
-        item !== null && typeof item === "object" ? (item as Record<string, unknown>) : {};
-      return {
-        line: lines[i] ?? i + 1,
-        title: fields.title,
-        author: fields.author,
-        year: fields.year,
-      };
-    });
-  }
-  let records: { record: Record<string, string>; info: { lines: number } }[];
   try {
-    records = parseCsv(text, {
-      columns: true,
-      info: true,
-      skip_empty_lines: true,
-      relax_column_count: true,
-      // Goodreads writes ISBNs as ="0441013593", which strict CSV would refuse.
-      relax_quotes: true,
-    });
+    return parseBookFile(text);
   } catch (error) {
-    throw new FileError(`${notBooks} (${(error as Error).message})`);
+    if (error instanceof BookFileError) throw new FileError(`${path} ${error.message}`);
+    throw error;
   }
-  const header = parseCsv(text, { to_line: 1, relax_quotes: true })[0] as string[] | undefined;
-  if (header === undefined) throw new FileError(notBooks);
-  const missing = Object.entries(COLUMNS)
-    .filter(([, names]) => !names.some((name) => header.includes(name)))
-    .map(([field, names]) => `${field} (${names.map((n) => `"${n}"`).join(" or ")})`);
-  if (missing.length > 0) {
-    throw new FileError(
-      `${path} has no column for the ${missing.join(", nor for the ")}; its header: ${header.join(",")}`,
-    );
-  }
-  return records.map(({ record, info }) => ({
-    // info.lines is the line the record ends on; a quoted field may span several.
-    line: info.lines,
-    title: firstOf(record, COLUMNS.title),
-    author: firstOf(record, COLUMNS.author),
-    year: firstOf(record, COLUMNS.year),
-  }));
 }
 
 /** How a refused row is reported: its line, its title when it has one, and why. */

@@ -1,5 +1,7 @@
-// A file's rows as books to import: plain reasons for the rows that are not books, and the
-// rule that finds a row already in the catalogue. Free of Node, so any importer can use it.
+// A file's rows as books to import: reading a JSON or CSV file, plain reasons for the rows
+// that are not books, and the rule that finds a row already in the catalogue. Free of Node:
+// the command line and the page import alike.
+import { parse as parseCsv } from "csv-parse/browser/esm/sync";
 import { AUTHOR_MAX, type NewBook, TITLE_MAX, YEAR_MAX, YEAR_MIN } from "./book.js";
 import { foldedWords } from "./search.js";
 
@@ -75,4 +77,118 @@ export function checkRow(row: RowFields): CheckedRow {
  */
 export function sameBookKey(book: NewBook): string {
   return `${foldedWords(book.title).join(" ")}\n${foldedWords(book.author).join(" ")}\n${book.year}`;
+}
+
+/** Each field's column names, in order of preference (Goodreads' last). */
+const COLUMNS = {
+  title: ["title", "Title"],
+  author: ["author", "Author"],
+  year: ["year", "Year", "Original Publication Year", "Year Published"],
+} as const;
+
+/** The first of the columns with a value; "" when they are all empty. */
+const firstOf = (record: Record<string, string>, names: readonly string[]) =>
+  names.map((name) => record[name]?.trim()).find((value) => value !== undefined && value !== "") ??
+  (names.some((name) => record[name] !== undefined) ? "" : undefined);
+
+/**
+ * The line each element of a JSON array starts on. `text` is valid JSON (it was parsed), so
+ * strings and nesting are all there is to follow.
+ */
+function elementLines(text: string): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let expecting = false;
+  for (const ch of text) {
+    if (ch === "\n") line += 1;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === "\\") escaped = true;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (depth === 1 && expecting && !/[\s,\]]/.test(ch)) {
+      lines.push(line);
+      expecting = false;
+    }
+    if (ch === '"') inString = true;
+    else if (ch === "[" || ch === "{") {
+      depth += 1;
+      if (depth === 1) expecting = true;
+    } else if (ch === "]" || ch === "}") depth -= 1;
+    else if (ch === "," && depth === 1) expecting = true;
+  }
+  return lines;
+}
+
+/** A file that holds no list of books: its message follows the file's name. */
+export class BookFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BookFileError";
+  }
+}
+
+const NOT_BOOKS =
+  "is not a list of books: a JSON array of {title, author, year}, or a CSV file with a header row";
+
+/**
+ * A file's rows, each with the line of the file it starts on: a JSON array, or CSV whose
+ * header names the columns. Throws BookFileError when the file is neither, or lacks a column.
+ */
+export function parseBookFile(contents: string): RowFields[] {
+  const text = contents.replace(/^\uFEFF/, "");
+  if (/^\s*[[{]/.test(text)) {
+    let items: unknown;
+    try {
+      items = JSON.parse(text);
+    } catch (error) {
+      throw new BookFileError(`is not valid JSON: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(items)) throw new BookFileError(NOT_BOOKS);
+    const lines = elementLines(text);
+    return items.map((item, i) => {
+      const fields =
+        item !== null && typeof item === "object" ? (item as Record<string, unknown>) : {};
+      return {
+        line: lines[i] ?? i + 1,
+        title: fields.title,
+        author: fields.author,
+        year: fields.year,
+      };
+    });
+  }
+  let records: { record: Record<string, string>; info: { lines: number } }[];
+  try {
+    records = parseCsv(text, {
+      columns: true,
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      // Goodreads writes ISBNs as ="0441013593", which strict CSV would refuse.
+      relax_quotes: true,
+    });
+  } catch (error) {
+    throw new BookFileError(`${NOT_BOOKS} (${(error as Error).message})`);
+  }
+  const header = parseCsv(text, { to_line: 1, relax_quotes: true })[0] as string[] | undefined;
+  if (header === undefined) throw new BookFileError(NOT_BOOKS);
+  const missing = Object.entries(COLUMNS)
+    .filter(([, names]) => !names.some((name) => header.includes(name)))
+    .map(([field, names]) => `${field} (${names.map((n) => `"${n}"`).join(" or ")})`);
+  if (missing.length > 0) {
+    throw new BookFileError(
+      `has no column for the ${missing.join(", nor for the ")}; its header: ${header.join(",")}`,
+    );
+  }
+  return records.map(({ record, info }) => ({
+    // info.lines is the line the record ends on; a quoted field may span several.
+    line: info.lines,
+    title: firstOf(record, COLUMNS.title),
+    author: firstOf(record, COLUMNS.author),
+    year: firstOf(record, COLUMNS.year),
+  }));
 }
