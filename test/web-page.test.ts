@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import type { App } from "../src/app.js";
 import type { Book } from "../src/books/book.js";
 import { openSqliteStore } from "../src/store/sqlite.js";
@@ -63,6 +63,15 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await page.getByRole("button", { name: "Sign in" }).click();
   }
 
+  /** Where an element's top or bottom is on the page (not in the viewport, which scrolls). */
+  async function onPage(element: Locator, edge: "top" | "bottom"): Promise<number> {
+    const box = await element.boundingBox();
+    assert.ok(box, "the element is shown");
+    const scrolled = Number(await element.page().evaluate("scrollY"));
+    // Whole pixels: scrolling moves boxes by fractions.
+    return Math.round(scrolled + box.y + (edge === "bottom" ? box.height : 0));
+  }
+
   const titles = (page: Page) => page.locator("tbody td.col-title").allInnerTexts();
   const pageStatus = (page: Page) => page.locator("#page-status");
   const bookCount = (page: Page) => page.locator("#book-count");
@@ -84,7 +93,8 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     const page = await open();
     await signIn(page);
     await pageStatus(page).getByText("The catalogue is empty.").waitFor();
-    await page.getByRole("button", { name: "Add a book" }).focus();
+    // The empty catalogue says so at the top, with what to do next.
+    await page.locator(".empty").getByRole("button", { name: "Add a book" }).focus();
     await page.keyboard.press("Enter");
     const dialog = page.getByRole("dialog", { name: "Add a book" });
     await dialog.waitFor();
@@ -129,8 +139,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await bookCount(page).getByText("45 books", { exact: true }).waitFor();
     const pager = page.locator("nav.pages");
     // Where the pager is on the page (not in the viewport, which scrolls to each click).
-    const pagerTop = () =>
-      pager.evaluate("(pager) => pager.getBoundingClientRect().top + window.scrollY");
+    const pagerTop = () => onPage(pager, "top");
     const pagerAt = await pagerTop();
     // Titles A to Z without regard to case: "poems" before "Tales", "The Left Hand" after.
     const first = await titles(page);
@@ -167,7 +176,14 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     assert.deepEqual(new Set(authors), new Set(["Italo Calvino"]));
     await page.getByRole("searchbox").fill("no such book");
     await pageStatus(page).getByText("No book matches “no such book”.").waitFor();
-    assert.equal(await pagerTop(), pagerAt, "an empty result keeps the layout");
+    // Said at the top, where the eye is, with the way back.
+    const empty = page.locator(".empty");
+    await empty.getByText("No book matches").waitFor();
+    const bottom = await onPage(empty, "bottom");
+    assert.ok(bottom <= DESKTOP.height, `the message ends ${bottom} px down`);
+    await empty.getByRole("button", { name: "Clear the search" }).click();
+    await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
+    assert.equal(await page.getByRole("searchbox").inputValue(), "");
   });
 
   test("edit a book; a refused save shows the service's message", async () => {

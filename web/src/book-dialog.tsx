@@ -5,7 +5,7 @@ import { describeFailure, endsSession } from "./session.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
 
 /** A modal dialog: focus moves in and stays there, Escape cancels, focus returns after. */
-function Modal(props: { title: string; onCancel: () => void; children: ComponentChildren }) {
+export function Modal(props: { title: string; onCancel: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     ref.current?.showModal();

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Book, BookCatalogueClient, ListQuery, SortOrder } from "../../src/client.js";
 import { BookDialog, ConfirmDelete } from "./book-dialog.js";
 import { describeFailure, endsSession } from "./session.js";
+import { ExportButtons, ImportDialog } from "./transfer.js";
 
 /** Books a page: the table keeps room for this many rows, so nothing jumps while it loads. */
 export const PAGE_SIZE = 20;
@@ -17,16 +18,73 @@ interface Props {
   onSessionEnded: (why: string) => void;
 }
 
-type Editing = { mode: "add" } | { mode: "edit"; book: Book } | { mode: "delete"; book: Book };
+type Editing =
+  | { mode: "add" }
+  | { mode: "import" }
+  | { mode: "edit"; book: Book }
+  | { mode: "delete"; book: Book };
+
+const SORTS: readonly SortOrder[] = COLUMNS.flatMap(({ field }) => [field, `-${field}`] as const);
+const DEFAULT_SORT: SortOrder = "title";
+
+/** The pages walked, kept in the browser's history entry: Back, Forward and reload keep them. */
+interface Walk {
+  trail: ListQuery[];
+  shownBefore: number[];
+}
+
+/** The query the address names: `?q=…&sort=…&after=…&after_key=…`. */
+function queryOfAddress(): ListQuery {
+  const parameters = new URLSearchParams(location.search);
+  const sort = parameters.get("sort") as SortOrder | null;
+  const q = parameters.get("q")?.trim();
+  const query: ListQuery = {
+    limit: PAGE_SIZE,
+    sort: sort !== null && SORTS.includes(sort) ? sort : DEFAULT_SORT,
+    ...(q ? { q } : {}),
+  };
+  const after = Number(parameters.get("after"));
+  if (Number.isSafeInteger(after) && after > 0) {
+    query.after = after;
+    const key = parameters.get("after_key");
+    if (key !== null) query.afterKey = key;
+  }
+  return query;
+}
+
+function addressOf(query: ListQuery): string {
+  const parameters = new URLSearchParams();
+  if (query.q) parameters.set("q", query.q);
+  if (query.sort && query.sort !== DEFAULT_SORT) parameters.set("sort", query.sort);
+  if (query.after !== undefined) parameters.set("after", String(query.after));
+  if (query.afterKey !== undefined) parameters.set("after_key", String(query.afterKey));
+  return parameters.size > 0 ? `?${parameters}` : location.pathname;
+}
+
+/** The walk of this history entry (a reload, Back or Forward), else the address's one page. */
+function currentWalk(): Walk {
+  const kept = history.state as Walk | null;
+  if (kept?.trail?.length) return kept;
+  return { trail: [queryOfAddress()], shownBefore: [0] };
+}
+
+/** Screen readers hear what a sort heading does: by text A to Z, by year oldest first. */
+function sortWords(field: Column, direction: "ascending" | "descending" | undefined) {
+  const [up, down] = field === "year" ? ["oldest first", "newest first"] : ["A to Z", "Z to A"];
+  if (direction === "ascending") return `, sorted ${up}; sort ${down}`;
+  if (direction === "descending") return `, sorted ${down}; sort ${up}`;
+  return `, sort ${up}`;
+}
 
 export function Catalogue({ client, onSessionEnded }: Props) {
-  const [search, setSearch] = useState("");
-  const [sort, setSort] = useState<SortOrder>("title");
+  const [start] = useState(currentWalk);
+  const [search, setSearch] = useState(start.trail.at(-1)?.q ?? "");
+  const [sort, setSort] = useState<SortOrder>(start.trail.at(-1)?.sort ?? DEFAULT_SORT);
   // The pages walked so far, each as its query (a cursor never an offset): the last is shown.
-  const [trail, setTrail] = useState<ListQuery[]>([{ limit: PAGE_SIZE, sort: "title" }]);
+  const [trail, setTrail] = useState<ListQuery[]>(start.trail);
   // How many books the pages before each one of the trail showed: a search of very many
   // matches may answer a page with fewer than PAGE_SIZE books, and more after it.
-  const [shownBefore, setShownBefore] = useState<number[]>([0]);
+  const [shownBefore, setShownBefore] = useState<number[]>(start.shownBefore);
   const [books, setBooks] = useState<Book[]>();
   const [next, setNext] = useState<ListQuery>();
   // How many books the search matches: asked for with the first page of each search and after
@@ -51,6 +109,33 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   };
 
   const query = trail[trail.length - 1] as ListQuery;
+
+  // The address follows the page shown: a new entry for each step, so Back goes back. A walk
+  // restored from the history (Back, Forward) is already where it belongs.
+  const restored = useRef(false);
+  useEffect(() => {
+    if (restored.current) {
+      restored.current = false;
+      return;
+    }
+    const address = addressOf(query);
+    const walk: Walk = { trail, shownBefore };
+    if (address === (location.search || location.pathname)) history.replaceState(walk, "", address);
+    else history.pushState(walk, "", address);
+  }, [trail]);
+  useEffect(() => {
+    const onPopState = () => {
+      const walk = currentWalk();
+      const shown = walk.trail.at(-1);
+      restored.current = true;
+      setTrail(walk.trail);
+      setShownBefore(walk.shownBefore);
+      setSearch(shown?.q ?? "");
+      setSort(shown?.sort ?? DEFAULT_SORT);
+    };
+    addEventListener("popstate", onPopState);
+    return () => removeEventListener("popstate", onPopState);
+  }, []);
   const loading = settled?.query !== query || settled.reload !== reloads;
   useEffect(() => {
     let current = true;
@@ -101,6 +186,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
 
   const page = trail.length;
   const first = (shownBefore[page - 1] ?? 0) + 1;
+  const empty = !loading && !failure && page === 1 && books?.length === 0 && next === undefined;
   const status = loading
     ? "Loading…"
     : books === undefined || books.length === 0
@@ -152,10 +238,60 @@ export function Catalogue({ client, onSessionEnded }: Props) {
             />
           </form>
         </search>
-        <button type="button" onClick={() => setEditing({ mode: "add" })}>
-          Add a book
-        </button>
+        <div class="tool-buttons">
+          <button type="button" onClick={() => setEditing({ mode: "add" })}>
+            Add a book
+          </button>
+          <button type="button" class="secondary" onClick={() => setEditing({ mode: "import" })}>
+            Import a file
+          </button>
+          <ExportButtons
+            client={client}
+            q={query.q}
+            disabled={total === 0}
+            onDone={setAnnouncement}
+            onFailure={fail}
+          />
+        </div>
       </div>
+
+      {empty &&
+        (query.q ? (
+          <div class="empty">
+            <p>
+              No book matches “<strong>{query.q}</strong>”: search matches the start of words in
+              titles and authors.
+            </p>
+            <button
+              type="button"
+              onClick={() => {
+                setSearch("");
+                restart({ q: "" });
+              }}
+            >
+              Clear the search
+            </button>
+          </div>
+        ) : (
+          <div class="empty">
+            <p>
+              <strong>The catalogue is empty.</strong> Add the first book, or import a file: a CSV
+              or JSON list of books, or a Goodreads library export.
+            </p>
+            <div class="tool-buttons">
+              <button type="button" onClick={() => setEditing({ mode: "add" })}>
+                Add a book
+              </button>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => setEditing({ mode: "import" })}
+              >
+                Import a file
+              </button>
+            </div>
+          </div>
+        ))}
 
       {failure && (
         <div class="error" role="alert">
@@ -169,7 +305,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         {announcement}
       </p>
 
-      <div class="table-frame" style={{ "--rows": PAGE_SIZE }}>
+      <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={empty}>
         <table aria-busy={loading} aria-describedby="page-status">
           <thead>
             <tr>
@@ -183,9 +319,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
                       <span aria-hidden="true" class="arrow">
                         {direction === "ascending" ? "▲" : direction === "descending" ? "▼" : ""}
                       </span>
-                      <span class="visually-hidden">
-                        {direction === "ascending" ? ", sorted A to Z; sort Z to A" : ", sort"}
-                      </span>
+                      <span class="visually-hidden">{sortWords(field, direction)}</span>
                     </button>
                   </th>
                 );
@@ -198,10 +332,10 @@ export function Catalogue({ client, onSessionEnded }: Props) {
           <tbody>
             {(books ?? []).map((book) => (
               <tr key={book.id}>
-                <td data-label="Title" class="col-title">
+                <td data-label="Title" class="col-title" title={book.title}>
                   {book.title}
                 </td>
-                <td data-label="Author" class="col-author">
+                <td data-label="Author" class="col-author" title={book.author}>
                   {book.author}
                 </td>
                 <td data-label="Year" class="col-year">
@@ -265,6 +399,14 @@ export function Catalogue({ client, onSessionEnded }: Props) {
           onDone={(saved) =>
             done(editing.mode === "add" ? `Added “${saved.title}”.` : `Saved “${saved.title}”.`)
           }
+          onCancel={() => setEditing(undefined)}
+          onFailure={fail}
+        />
+      )}
+      {editing?.mode === "import" && (
+        <ImportDialog
+          client={client}
+          onDone={done}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}
         />
