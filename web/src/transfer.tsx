@@ -1,14 +1,10 @@
 // Import a file of books, with a preview first; export the catalogue or a search. Both go
 // page by page through the API, so a large catalogue never freezes the page.
 import { useEffect, useRef, useState } from "preact/hooks";
-import {
-  BookFileError,
-  checkRow,
-  parseBookFile,
-  sameBookKey,
-} from "../../src/books/import-rows.js";
+import { BookFileError, sameBookKey } from "../../src/books/import-rows.js";
 import type { BookCatalogueClient, NewBook } from "../../src/client.js";
 import { Modal } from "./book-dialog.js";
+import type { ReadAnswer, ReadRow } from "./read-file.worker.js";
 import { describeFailure, endsSession } from "./session.js";
 
 /** The most refused rows the preview lists; the count says how many more. */
@@ -54,7 +50,7 @@ export function ImportDialog({ client, onCancel, onDone, onFailure }: ImportProp
   async function read(file: File) {
     setStage({ kind: "reading", name: file.name });
     try {
-      const rows = parseBookFile(await file.text()).map(checkRow);
+      const rows = await readRows(await file.text());
       // The catalogue's books before the import: a row equal to one of them is a duplicate.
       const existing = new Set<string>();
       for await (const book of client.books({ limit: EXPORT_PAGE }))
@@ -75,7 +71,7 @@ export function ImportDialog({ client, onCancel, onDone, onFailure }: ImportProp
             ...(row.title ? { title: row.title } : {}),
           });
         } else {
-          const duplicate = existing.has(sameBookKey(row.book));
+          const duplicate = existing.has(row.key ?? "");
           preview.books.push({ book: row.book, duplicate });
           if (duplicate) preview.duplicates += 1;
         }
@@ -272,6 +268,25 @@ export function ImportDialog({ client, onCancel, onDone, onFailure }: ImportProp
       </div>
     </Modal>
   );
+}
+
+/** The file's rows, read and checked by a worker (see read-file.worker.ts). */
+function readRows(text: string): Promise<ReadRow[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./read-file.worker.ts", import.meta.url), {
+      type: "module",
+    });
+    worker.onmessage = ({ data }: MessageEvent<ReadAnswer>) => {
+      worker.terminate();
+      if ("rows" in data) resolve(data.rows);
+      else reject(data.notBooks ? new BookFileError(data.problem) : new Error(data.problem));
+    };
+    worker.onerror = (event) => {
+      worker.terminate();
+      reject(new Error(event.message));
+    };
+    worker.postMessage(text);
+  });
 }
 
 const plural = (n: number, noun: string) =>
