@@ -204,93 +204,85 @@ for (const kind of await storesUnderTest()) {
       }
       assert.equal(await service.stop(), 0);
     });
+
+    test("SIGTERM to the primary drains every worker, and it exits 0", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      assert.equal(await service.stop("SIGTERM"), 0);
+      const output = service.output();
+      assert.equal(output.match(/"worker":\d+,"reason":"the primary is stopping"/g)?.length, 2);
+      assert.equal(output.match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
+    });
+
+    test("a worker that begins shutting down stops them all: no worker goes on alone", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const [first] = listeners(service);
+      process.kill(first?.pid as number, "SIGTERM");
+      const exited = new Promise((resolve) => service.process.once("exit", resolve));
+      assert.equal(await exited, 0);
+      assert.equal(service.output().match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
+    });
+
+    test("a worker that dies is replaced, and the service goes on answering", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const token = await tokenOf(service);
+      const [killed, survivor] = listeners(service);
+      process.kill(killed?.pid as number, "SIGKILL");
+      await waitFor(service, /worker exited; starting another/);
+      await waitFor(service, /Server listening at/, 3);
+      const workers = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const answer = await fresh(service, "GET", "/books", token);
+        assert.equal(answer.status, 200);
+        workers.add(answer.worker);
+      }
+      assert.deepEqual([...workers].sort(), [`w${survivor?.worker}`, "w3"]);
+      assert.equal(await service.stop(), 0);
+    });
+
+    test("workers that keep dying are a crash loop: one plain line, exit 1", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const exited = new Promise<number | null>((resolve) =>
+        service.process.once("exit", (code) => resolve(code)),
+      );
+      const killed = new Set<number>();
+      while (service.process.exitCode === null) {
+        for (const { pid } of listeners(service)) {
+          if (killed.has(pid)) continue;
+          killed.add(pid);
+          process.kill(pid, "SIGKILL");
+        }
+        assert.ok(killed.size < 20, "the primary went on restarting");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(await exited, 1);
+      assert.match(service.output(), /book-catalogue: workers keep exiting \(5 in 60 s/);
+    });
+
+    test("metrics on the one metrics port count the requests of every worker", async () => {
+      const port = await freePort();
+      const service = await startService(
+        { ...ENV, DB_URL: dbUrl, METRICS_PORT: String(port) },
+        { direct: true },
+      );
+      await bothListening(service);
+      const workers = new Set<string>();
+      for (let i = 0; i < 6; i++) workers.add((await fresh(service, "GET", "/health")).worker);
+      assert.deepEqual([...workers].sort(), ["w1", "w2"]);
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      assert.match(
+        text,
+        /book_catalogue_http_requests_total\{method="GET",route="\/health",status="200"\} 6\n/,
+      );
+      assert.equal(await service.stop(), 0);
+    });
   });
 }
 
-describe("WORKERS=2: the processes", () => {
-  let dir: string;
-  let dbUrl: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "books-workers-"));
-    dbUrl = `sqlite:${join(dir, "books.db")}`;
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
-
-  test("SIGTERM to the primary drains every worker, and it exits 0", async () => {
-    const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-    await bothListening(service);
-    assert.equal(await service.stop("SIGTERM"), 0);
-    const output = service.output();
-    assert.equal(output.match(/"worker":\d+,"reason":"the primary is stopping"/g)?.length, 2);
-    assert.equal(output.match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
-  });
-
-  test("a worker that begins shutting down stops them all: no worker goes on alone", async () => {
-    const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-    await bothListening(service);
-    const [first] = listeners(service);
-    process.kill(first?.pid as number, "SIGTERM");
-    const exited = new Promise((resolve) => service.process.once("exit", resolve));
-    assert.equal(await exited, 0);
-    assert.equal(service.output().match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
-  });
-
-  test("a worker that dies is replaced, and the service goes on answering", async () => {
-    const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-    await bothListening(service);
-    const token = await tokenOf(service);
-    const [killed, survivor] = listeners(service);
-    process.kill(killed?.pid as number, "SIGKILL");
-    await waitFor(service, /worker exited; starting another/);
-    await waitFor(service, /Server listening at/, 3);
-    const workers = new Set<string>();
-    for (let i = 0; i < 4; i++) {
-      const answer = await fresh(service, "GET", "/books", token);
-      assert.equal(answer.status, 200);
-      workers.add(answer.worker);
-    }
-    assert.deepEqual([...workers].sort(), [`w${survivor?.worker}`, "w3"]);
-    assert.equal(await service.stop(), 0);
-  });
-
-  test("workers that keep dying are a crash loop: one plain line, exit 1", async () => {
-    const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-    await bothListening(service);
-    const exited = new Promise<number | null>((resolve) =>
-      service.process.once("exit", (code) => resolve(code)),
-    );
-    const killed = new Set<number>();
-    while (service.process.exitCode === null) {
-      for (const { pid } of listeners(service)) {
-        if (killed.has(pid)) continue;
-        killed.add(pid);
-        process.kill(pid, "SIGKILL");
-      }
-      assert.ok(killed.size < 20, "the primary went on restarting");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.equal(await exited, 1);
-    assert.match(service.output(), /book-catalogue: workers keep exiting \(5 in 60 s/);
-  });
-
-  test("metrics on the one metrics port count the requests of every worker", async () => {
-    const port = await freePort();
-    const service = await startService(
-      { ...ENV, DB_URL: dbUrl, METRICS_PORT: String(port) },
-      { direct: true },
-    );
-    await bothListening(service);
-    const workers = new Set<string>();
-    for (let i = 0; i < 6; i++) workers.add((await fresh(service, "GET", "/health")).worker);
-    assert.deepEqual([...workers].sort(), ["w1", "w2"]);
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    assert.match(
-      text,
-      /book_catalogue_http_requests_total\{method="GET",route="\/health",status="200"\} 6\n/,
-    );
-    assert.equal(await service.stop(), 0);
-  });
-
+describe("WORKERS=2 and the store", () => {
   test("WORKERS=2 with sqlite::memory: is refused: each worker would have a catalogue of its own", async () => {
     const { code, output } = await startExpectingFailure({ ...ENV, DB_URL: "sqlite::memory:" });
     assert.equal(code, 1);
