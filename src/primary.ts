@@ -56,7 +56,7 @@ export async function runPrimary(config: Config, fail: (message: string) => neve
 
   // A secret made up for this run must be the same in every worker, or a token signed by
   // one would be refused by the others.
-  const env = { SECRET_TOKEN: config.secret, WORKERS: String(config.workers) };
+  const env = { SECRET_TOKEN: config.secret };
   let stopping = false;
   const exits: number[] = [];
   // Workers not yet exited (cluster.workers may still list one that has).

@@ -62,7 +62,7 @@ async function run<T>(operation: () => Promise<T>): Promise<T> {
 }
 
 const QUERY_CANCELED = "57014";
-const settled = () => {};
+const ignore = () => {};
 /** A search matching at most this many books reads them all from the word index, then sorts. */
 const FEW_MATCHES = 1_000;
 
@@ -136,7 +136,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       });
       return reading;
     }
-    nextRead ??= reading.then(settled, settled).then(() => {
+    nextRead ??= reading.then(ignore, ignore).then(() => {
       nextRead = undefined;
       return latestCommits();
     });
