@@ -32,6 +32,16 @@ function run(args: string[], env: Record<string, string> = {}) {
   });
 }
 
+/** The options that point a command at a running service, as the test's librarian. */
+const connectionTo = (service: Service) => [
+  "--url",
+  service.url,
+  "--username",
+  CREDENTIALS.username,
+  "--password",
+  CREDENTIALS.password,
+];
+
 const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
 
 describe("book-catalogue", () => {
@@ -44,14 +54,7 @@ describe("book-catalogue", () => {
       { ...ENV, DB_URL: `sqlite:${join(dir, "a.db")}` },
       { direct: true },
     );
-    connection = [
-      "--url",
-      service.url,
-      "--username",
-      CREDENTIALS.username,
-      "--password",
-      CREDENTIALS.password,
-    ];
+    connection = connectionTo(service);
   });
   after(async () => {
     await service.stop();
@@ -189,14 +192,7 @@ describe("book-catalogue", () => {
       { ...ENV, DB_URL: `sqlite:${join(dir, "duplicates.db")}` },
       { direct: true },
     );
-    const to = [
-      "--url",
-      other.url,
-      "--username",
-      CREDENTIALS.username,
-      "--password",
-      CREDENTIALS.password,
-    ];
+    const to = connectionTo(other);
     try {
       const first = join(dir, "first.json");
       writeFileSync(
@@ -341,14 +337,7 @@ describe("book-catalogue", () => {
     try {
       const file = join(dir, "export.json");
       writeFileSync(file, json.stdout);
-      const otherConnection = [
-        "--url",
-        other.url,
-        "--username",
-        CREDENTIALS.username,
-        "--password",
-        CREDENTIALS.password,
-      ];
+      const otherConnection = connectionTo(other);
       const imported = await run(["import", file, ...otherConnection]);
       assert.equal(imported.code, 0, imported.stderr);
       const again = JSON.parse((await run(["export", ...otherConnection])).stdout) as Book[];
