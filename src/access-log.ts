@@ -6,18 +6,33 @@ import type { FastifyReply, FastifyRequest } from "fastify";
  * destination. Measured on the 2-core benchmark machine, pino's object path for this line
  * cost about a sixth of GET /book/{id} throughput; a line built here costs a third of that.
  * It holds no header and no body, and of the URL only what `loggedUrl` keeps.
+ *
+ * The lines of one turn of the event loop go to the destination in one write, at the end of
+ * the turn: sonic-boom measures the byte length of its whole pending buffer on every write,
+ * which cost 4 µs a request (12 % of GET /book/{id} throughput). `flush` writes what is left
+ * at once; call it when the server has closed.
  */
-export function createAccessLog(destination: { write(line: string): unknown }, worker?: number) {
+export function createAccessLog(destination: { write(lines: string): unknown }, worker?: number) {
   const bindings =
     `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}` +
     (worker === undefined ? "" : `,"worker":${worker}`);
-  return (request: FastifyRequest, reply: FastifyReply): void => {
-    destination.write(
-      `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)}` +
+  let pending = "";
+  const flush = () => {
+    if (pending === "") return;
+    const lines = pending;
+    pending = "";
+    destination.write(lines);
+  };
+  return {
+    log(request: FastifyRequest, reply: FastifyReply): void {
+      if (pending === "") setImmediate(flush);
+      pending +=
+        `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)}` +
         `,"method":${JSON.stringify(request.method)},"url":${JSON.stringify(loggedUrl(request.url))}` +
         `,"statusCode":${reply.statusCode},"responseTimeMs":${Math.round(reply.elapsedTime * 100) / 100}` +
-        `,"msg":"request"}\n`,
-    );
+        `,"msg":"request"}\n`;
+    },
+    flush,
   };
 }
 

@@ -161,9 +161,14 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   const { values } = pino.levels;
   if ((values[config.logLevel] ?? Number.POSITIVE_INFINITY) <= (values.info as number)) {
-    const logRequest = createAccessLog(logDestination, worker);
+    const accessLog = createAccessLog(logDestination, worker);
     app.addHook("onResponse", (request, reply, done) => {
-      logRequest(request, reply);
+      accessLog.log(request, reply);
+      done();
+    });
+    // onClose hooks run once the server has closed: no request is left to log.
+    app.addHook("onClose", (_app, done) => {
+      accessLog.flush();
       done();
     });
   }

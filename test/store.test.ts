@@ -329,6 +329,32 @@ describe("opening a store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("SQLite: reads of books in one turn share a snapshot; the next turn, or a write of its own, sees every commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const book = await store.create(DUNE);
+    const yearOf = async (id: number) => (await store.get(id))?.year;
+    assert.equal(await yearOf(book.id), DUNE.year);
+    const other = new DatabaseSync(path);
+    // The snapshot of this turn's reads never holds up another writer.
+    other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(book.id);
+    assert.equal(await yearOf(book.id), DUNE.year);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await yearOf(book.id), 1966);
+    // A write of the store's own, asked for before a read of the same turn, ends the turn's
+    // snapshot first; the write sees the other connection's commit.
+    await new Promise((resolve) => setImmediate(resolve));
+    const updated = store.update(book.id, { year: 1969 });
+    other.prepare("UPDATE books SET title = 'Dune Messiah' WHERE id = ?").run(book.id);
+    assert.equal(await yearOf(book.id), 1966);
+    assert.deepEqual(await updated, { ...book, title: "Dune Messiah", year: 1969 });
+    assert.deepEqual(await store.get(book.id), await updated);
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("SQLite: a search of many matches reads bounded windows; its pages still walk every match in order", async () => {
     // Bounds small enough that 300 books take every plan: exact (few matches), and windows
     // of 25 books by id (the word index) and by each field (the field's index).

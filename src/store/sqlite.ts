@@ -100,6 +100,20 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     );
   }
 
+  // Reads of single books that arrive in one turn of the event loop share one read
+  // transaction, ended at the end of the turn or before the next write. Each transaction of
+  // its own locks and unlocks the WAL's read mark and checks the file (three system calls,
+  // 2.3 µs of the 3.1 µs a read costs), a fifth of GET /book/{id} throughput. The snapshot is
+  // never older than the turn: books are read as their requests are parsed, in the poll
+  // phase, and the transaction ends in the check phase that follows.
+  const beginStmt = db.prepare("BEGIN");
+  const commitStmt = db.prepare("COMMIT");
+  let sharedRead = false;
+  const endSharedRead = () => {
+    if (!sharedRead) return;
+    sharedRead = false;
+    commitStmt.run();
+  };
   const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
   // node:sqlite rows have no prototype; callers get a plain Book.
   const getBook = (id: number): Book | undefined => {
@@ -233,6 +247,7 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
   function flush(): void {
     const batch = pending;
     pending = [];
+    endSharedRead();
     forgetPages();
     try {
       const results = commitAll(batch);
@@ -262,7 +277,15 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
   }
 
   return {
-    get: (id) => read(() => getBook(id)),
+    get: (id) =>
+      read(() => {
+        if (!sharedRead) {
+          beginStmt.run();
+          sharedRead = true;
+          setImmediate(endSharedRead);
+        }
+        return getBook(id);
+      }),
     list: (query) => read(() => list(query)),
     count: (filters) => read(() => count(filters)),
     create: (book: NewBook) =>
@@ -291,7 +314,10 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     ping: () => read(() => void pingStmt.get()),
     close: async () => {
       if (pending.length > 0) flush();
-      if (db.isOpen) db.close();
+      if (db.isOpen) {
+        endSharedRead();
+        db.close();
+      }
     },
   };
 }
