@@ -104,4 +104,15 @@ describe(`node:sqlite on Node ${process.version}`, () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test("npm start as the README says: /health, a book, mixed load, SIGTERM to npm: exit 0", () => {
+    // The soak of `npm run soak`, two seconds long: npm must pass the signal on and exit 0.
+    const run = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "bench/soak.ts", "--seconds", "2"],
+      { encoding: "utf8", timeout: 120_000 },
+    );
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /all 2xx; SIGTERM: exit 0 in \d+ ms, no native abort/);
+  });
 });
