@@ -502,6 +502,38 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("a book read by id sees at once what another instance, or any client, wrote", async () => {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      const [mine, theirs] = [
+        await openStore({ db, pgPoolSize: 2 }),
+        await openStore({ db, pgPoolSize: 2 }),
+      ];
+      const dune = await mine.create(DUNE);
+      assert.deepEqual(await mine.get(dune.id), dune);
+      assert.deepEqual(await mine.get(dune.id), dune, "the second read comes from the cache");
+      await theirs.update(dune.id, { year: 1966 });
+      assert.equal((await mine.get(dune.id))?.year, 1966);
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      assert.equal((await mine.get(dune.id))?.title, "Dune Messiah");
+      await sql`DELETE FROM books WHERE id = ${dune.id}`;
+      await sql.end();
+      assert.equal(await mine.get(dune.id), undefined);
+      // Reads and writes interleaved from both instances: every read holds every write that
+      // was answered before it began.
+      const book = await theirs.create({ title: "Emma", author: "Jane Austen", year: 1800 });
+      for (let year = 1801; year <= 1820; year++) {
+        const reads = Array.from({ length: 4 }, () => mine.get(book.id));
+        await theirs.update(book.id, { year });
+        await Promise.all(reads);
+        assert.equal((await mine.get(book.id))?.year, year);
+      }
+      await mine.close();
+      await theirs.close();
+      await schema.drop();
+    });
+
     test("a listing sees at once what another instance, or any client, wrote", async () => {
       const schema = await freshPostgresSchema();
       const db = { kind: "postgres", url: schema.dbUrl } as const;
