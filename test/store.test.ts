@@ -438,6 +438,9 @@ describe("opening a store", () => {
       );
       await Promise.all(made.map((book) => store.update(book.id, { title: `${book.title} b` })));
       await Promise.all(made.filter((_, i) => i % 3 === 0).map((book) => store.remove(book.id)));
+      // Reads too: the read transaction a turn's reads share begins after such a write.
+      const read = await Promise.all(made.map((book) => store.get(book.id)));
+      assert.equal(read.filter((book) => book !== undefined).length, 5);
     }
     assert.equal(booksOf(await store.list({ after: 0, limit: 1000 })).length, 60 * 5);
     await store.close();
