@@ -113,7 +113,8 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
   const endSharedRead = () => {
     if (!sharedRead) return;
     sharedRead = false;
-    commitStmt.run();
+    // Asked of the connection, not assumed: a BEGIN that failed leaves nothing to end.
+    if (db.isTransaction) commitStmt.run();
   };
   const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
   // node:sqlite rows have no prototype; callers get a plain Book.
@@ -281,9 +282,10 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     get: (id) =>
       read(() => {
         if (!sharedRead) {
-          beginStmt.run();
+          // Marked first, so the end of the turn comes whatever BEGIN does.
           sharedRead = true;
           setImmediate(endSharedRead);
+          beginStmt.run();
         }
         return getBook(id);
       }),
