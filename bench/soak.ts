@@ -3,16 +3,14 @@
 // back; N seconds (60 unless told) of mixed load, 80 % reads, 15 % updates, 2.5 % creates and
 // 2.5 % deletes over 50 connections; then SIGTERM to npm, which must exit 0 with no native
 // abort. Prints what it saw; exits 1 if any step fails.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { openStore } from "../src/store/open.js";
+import { startService } from "../test/service.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 import { DELETE_BLOCK, hasWrk, runLoad } from "./load.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const at = process.argv.indexOf("--seconds");
 const SECONDS = at === -1 ? 60 : Number(process.argv[at + 1]);
 if (!Number.isInteger(SECONDS) || SECONDS < 1 || SECONDS > 3600) {
@@ -29,39 +27,20 @@ const path = join(work, "books.db");
 await (await openStore({ db: { kind: "sqlite", path }, pgPoolSize: 1 })).close();
 await seedBooks({ kind: "sqlite", path }, numberedBooks(READ_IDS + DELETABLE));
 
-const port = 20_000 + Math.floor(Math.random() * 20_000);
-const url = `http://127.0.0.1:${port}`;
-// As a user starts it: the development credentials, the README's command.
-const service = spawn("npm", ["start"], {
-  cwd: ROOT,
-  env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), DB_URL: `sqlite:${path}` },
-  stdio: ["ignore", "pipe", "pipe"],
-});
-let output = "";
-service.stdout.on("data", (chunk) => {
-  output += chunk;
-});
-service.stderr.on("data", (chunk) => {
-  output += chunk;
-});
-const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-  service.once("exit", (code, signal) => resolve({ code, signal })),
-);
+// As a user starts it: `npm start`, the development credentials.
+const started = Date.now();
+const service = await startService({ HOST: "127.0.0.1", PORT: "0", DB_URL: `sqlite:${path}` });
+const { url, output } = service;
 
 function fail(step: string): never {
-  console.error(`soak: ${step}\n--- the service wrote:\n${output.slice(-4000)}`);
-  service.kill("SIGKILL");
+  console.error(`soak: ${step}\n--- the service wrote:\n${output().slice(-4000)}`);
+  service.process.kill("SIGKILL");
   rmSync(work, { recursive: true, force: true });
   process.exit(1);
 }
 
-const started = Date.now();
-for (;;) {
-  const health = await fetch(`${url}/health`).catch(() => undefined);
-  if (health?.status === 200) break;
-  if (service.exitCode !== null || Date.now() - started > 60_000) fail("/health never answered");
-  await new Promise((resolve) => setTimeout(resolve, 100));
-}
+const health = await fetch(`${url}/health`);
+if (health.status !== 200) fail(`/health answered ${health.status}`);
 const startMs = Date.now() - started;
 
 const token = await fetch(`${url}/token`, {
@@ -102,13 +81,12 @@ if (load.non2xx > 0 || load.errors > 0) {
 }
 
 const stopping = Date.now();
-service.kill("SIGTERM");
-const { code, signal } = await exited;
+const code = await service.stop("SIGTERM");
 const stopMs = Date.now() - stopping;
 rmSync(work, { recursive: true, force: true });
-if (NATIVE_ABORT.test(output)) fail("the output shows a native abort");
-if (code !== 0) fail(`SIGTERM: exit code ${code}, signal ${signal}`);
-if (!output.includes('"msg":"stopped"')) {
+if (NATIVE_ABORT.test(output())) fail("the output shows a native abort");
+if (code !== 0) fail(`SIGTERM: exit code ${code}`);
+if (!output().includes('"msg":"stopped"')) {
   fail("the service did not say it stopped");
 }
 console.log(

@@ -505,13 +505,17 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
-    test("a book read by id sees at once what another instance, or any client, wrote", async () => {
+    /** Two stores on one fresh schema, as two instances of the service would have. */
+    async function twoInstances() {
       const schema = await freshPostgresSchema();
       const db = { kind: "postgres", url: schema.dbUrl } as const;
-      const [mine, theirs] = [
-        await openStore({ db, pgPoolSize: 2 }),
-        await openStore({ db, pgPoolSize: 2 }),
-      ];
+      const mine = await openStore({ db, pgPoolSize: 2 });
+      const theirs = await openStore({ db, pgPoolSize: 2 });
+      return { schema, mine, theirs };
+    }
+
+    test("a book read by id sees at once what another instance, or any client, wrote", async () => {
+      const { schema, mine, theirs } = await twoInstances();
       const dune = await mine.create(DUNE);
       assert.deepEqual(await mine.get(dune.id), dune);
       assert.deepEqual(await mine.get(dune.id), dune, "the second read comes from the cache");
@@ -538,12 +542,7 @@ describe("opening a store", () => {
     });
 
     test("a listing sees at once what another instance, or any client, wrote", async () => {
-      const schema = await freshPostgresSchema();
-      const db = { kind: "postgres", url: schema.dbUrl } as const;
-      const [mine, theirs] = [
-        await openStore({ db, pgPoolSize: 2 }),
-        await openStore({ db, pgPoolSize: 2 }),
-      ];
+      const { schema, mine, theirs } = await twoInstances();
       const titles = async () =>
         booksOf(await mine.list({ after: 0, limit: 10 })).map((b) => `${b.title} ${b.year}`);
       const dune = await mine.create(DUNE);
