@@ -176,8 +176,17 @@ async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
-    headers: { authorization: options.token, "content-type": "application/json" },
-    requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
+    // Headers of their own for each request: autocannon adds a body's Content-Length to the
+    // headers it is given, and a GET that inherits a PUT's would wait for a body never sent.
+    requests: [
+      {
+        setupRequest: (request) => ({
+          ...request,
+          headers: { authorization: options.token, "content-type": "application/json" },
+          ...next(),
+        }),
+      },
+    ],
   });
   return {
     rps: result.requests.average,

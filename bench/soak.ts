@@ -1,4 +1,4 @@
-// npm run soak [-- --seconds N]: what a new user does, checked end to end on this checkout
+// npm run soak [-- --seconds N] [--generator wrk|autocannon]: what a new user does, checked end to end on this checkout
 // and this Node. `npm start` on a new embedded catalogue; /health; a book created and read
 // back; N seconds (60 unless told) of mixed load, 80 % reads, 15 % updates, 2.5 % creates and
 // 2.5 % deletes over 50 connections; then SIGTERM to npm, which must exit 0 with no native
@@ -11,10 +11,21 @@ import { startService } from "../test/service.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 import { DELETE_BLOCK, hasWrk, runLoad } from "./load.js";
 
-const at = process.argv.indexOf("--seconds");
-const SECONDS = at === -1 ? 60 : Number(process.argv[at + 1]);
+const option = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
+const SECONDS = Number(option("--seconds") ?? 60);
+// wrk where installed, as the benchmark does, unless told.
+const generator = option("--generator") ?? (hasWrk() ? "wrk" : "autocannon");
 if (!Number.isInteger(SECONDS) || SECONDS < 1 || SECONDS > 3600) {
-  console.error("usage: npm run soak [-- --seconds N], N from 1 to 3600");
+  console.error(
+    "usage: npm run soak [-- --seconds N] [--generator wrk|autocannon], N from 1 to 3600",
+  );
+  process.exit(2);
+}
+if (generator !== "wrk" && generator !== "autocannon") {
+  console.error(`soak: --generator is wrk or autocannon, not ${generator}`);
   process.exit(2);
 }
 const READ_IDS = 10_000;
@@ -65,7 +76,6 @@ if (
   fail(`a created book did not read back: ${created.status}, ${JSON.stringify(readBack)}`);
 }
 
-const generator = hasWrk() ? "wrk" : "autocannon";
 const load = await runLoad(
   {
     url,
