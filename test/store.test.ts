@@ -514,6 +514,30 @@ describe("opening a store", () => {
       return { schema, mine, theirs };
     }
 
+    test("creates written together each get their own id; a book PostgreSQL refuses fails alone", async () => {
+      // One connection: the first create goes alone, the 49 after it wait and go together.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const books = Array.from({ length: 50 }, (_, i) => ({
+        title: i === 20 ? "Nul \u0000 byte" : `Book ${i}`,
+        author: `Author ${i % 7}`,
+        year: 1900 + i,
+      }));
+      const results = await Promise.allSettled(books.map((book) => store.create(book)));
+      const refused = results.flatMap((r, i) => (r.status === "rejected" ? [i] : []));
+      assert.deepEqual(refused, [20]);
+      const created = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+      assert.equal(new Set(created.map((b) => b.id)).size, 49);
+      for (const book of created) assert.deepEqual(await store.get(book.id), book);
+      assert.deepEqual(
+        created.map(({ id, ...book }) => book),
+        books.filter((_, i) => i !== 20),
+      );
+      assert.equal(await store.count({}), 49);
+      await store.close();
+      await schema.drop();
+    });
+
     test("a book read by id sees at once what another instance, or any client, wrote", async () => {
       const { schema, mine, theirs } = await twoInstances();
       const dune = await mine.create(DUNE);
