@@ -1,3 +1,4 @@
+import type { Book } from "../books/book.js";
 import type { BookPage } from "./store.js";
 
 /** Listing pages by query, within a memory budget. Knows nothing of the database behind it. */
@@ -74,5 +75,24 @@ export function createPageCache(
     get bytes() {
       return bytes;
     },
+  };
+}
+
+/**
+ * Books read by id kept at most: about 2 MB of typical books, 17 MB if every title and author
+ * were as long as allowed. Past it, the oldest kept go first.
+ */
+export const BOOK_CACHE_ENTRIES = 10_000;
+
+/** Books by id, for stores that keep what they read until a commit changes books. */
+export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES) {
+  const books = new Map<number, Book>();
+  return {
+    get: (id: number) => books.get(id),
+    set(book: Book) {
+      if (books.size >= maxEntries) books.delete(books.keys().next().value as number);
+      books.set(book.id, book);
+    },
+    clear: () => books.clear(),
   };
 }

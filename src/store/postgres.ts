@@ -2,7 +2,7 @@ import postgres from "postgres";
 import type { Book, BookChanges, NewBook } from "../books/book.js";
 import { type SearchTerm, searchWords } from "../books/search.js";
 import { pendingMigrations } from "./migrations.js";
-import { createPageCache } from "./page-cache.js";
+import { createBookCache, createPageCache } from "./page-cache.js";
 import {
   type BookFilters,
   type BookPage,
@@ -62,8 +62,6 @@ async function run<T>(operation: () => Promise<T>): Promise<T> {
 }
 
 const QUERY_CANCELED = "57014";
-/** Books read by id kept at most (about 2 MB of small books); past it, the oldest go. */
-const BOOK_CACHE_ENTRIES = 10_000;
 const ignore = () => {};
 /** Books written in one statement at most. */
 const MAX_CREATES_AT_ONCE = 500;
@@ -126,7 +124,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
 
   // Listing pages and books read by id, kept until a commit changes books (see list and get).
   const pages = createPageCache();
-  const books = new Map<number, Book>();
+  const books = createBookCache();
   let pagesCommits = -1;
   /** The commit count now, with the caches emptied when it has moved. */
   async function freshCommits(): Promise<number> {
@@ -312,10 +310,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         const [book] = await sql<
           Book[]
         >`SELECT id, title, author, year FROM books WHERE id = ${id}`;
-        if (book !== undefined && commits === pagesCommits) {
-          if (books.size >= BOOK_CACHE_ENTRIES) books.delete(books.keys().next().value as number);
-          books.set(id, book);
-        }
+        if (book !== undefined && commits === pagesCommits) books.set(book);
         return book;
       }),
     list: (query) =>
