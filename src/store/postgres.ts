@@ -63,13 +63,46 @@ async function run<T>(operation: () => Promise<T>): Promise<T> {
 
 const QUERY_CANCELED = "57014";
 const ignore = () => {};
-/** Books written in one statement at most. */
-const MAX_CREATES_AT_ONCE = 500;
+/** Books written or read in one statement at most. */
+const MAX_BATCH = 500;
 
-interface PendingCreate {
-  book: NewBook;
-  resolve: (book: Book) => void;
-  reject: (error: unknown) => void;
+/**
+ * `runMany` for items that arrive while `slots` runs are under way, all in one run when a slot
+ * is free (at most MAX_BATCH). A run that fails is tried again for each of its items alone,
+ * so an item fails only for itself; an unavailable store fails them all at once.
+ */
+function batched<In, Out>(slots: number, runMany: (items: readonly In[]) => Promise<Out[]>) {
+  const waiting: { item: In; resolve: (out: Out) => void; reject: (error: unknown) => void }[] = [];
+  let running = 0;
+  const start = () => {
+    while (running < slots && waiting.length > 0) {
+      const batch = waiting.splice(0, MAX_BATCH);
+      running += 1;
+      void settle(batch).finally(() => {
+        running -= 1;
+        start();
+      });
+    }
+  };
+  async function settle(batch: typeof waiting): Promise<void> {
+    try {
+      const outs = await runMany(batch.map((w) => w.item));
+      for (const [i, w] of batch.entries()) w.resolve(outs[i] as Out);
+    } catch (error) {
+      if (batch.length === 1 || error instanceof StoreUnavailableError) {
+        for (const w of batch) w.reject(error);
+        return;
+      }
+      await Promise.all(
+        batch.map((w) => runMany([w.item]).then(([out]) => w.resolve(out as Out), w.reject)),
+      );
+    }
+  }
+  return (item: In) =>
+    new Promise<Out>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      start();
+    });
 }
 
 /** A search matching at most this many books reads them all from the word index, then sorts. */
@@ -242,42 +275,16 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     return conditions;
   }
 
-  // Creates are written together: those that arrive while the pool's connections are busy
-  // with earlier ones go in one statement and one commit (one WAL flush) when a connection is
-  // free. A commit each held POST /book to 0.10 of the baseline on 2 cores; see
-  // docs/performance.md. A book that fails its statement fails it for the others, so they
-  // are then written again, each alone.
-  const creates: PendingCreate[] = [];
-  let inserting = 0;
-  function startInserts(): void {
-    while (inserting < options.poolSize && creates.length > 0) {
-      const batch = creates.splice(0, MAX_CREATES_AT_ONCE);
-      inserting += 1;
-      void insertAll(batch).finally(() => {
-        inserting -= 1;
-        startInserts();
-      });
-    }
-  }
-  async function insertAll(batch: readonly PendingCreate[]): Promise<void> {
-    try {
-      const books = await run(() => insertBooks(batch.map((create) => create.book)));
-      for (const [i, create] of batch.entries()) create.resolve(books[i] as Book);
-    } catch (error) {
-      if (batch.length === 1 || error instanceof StoreUnavailableError) {
-        for (const create of batch) create.reject(error);
-        return;
-      }
-      await Promise.all(
-        batch.map((create) =>
-          run(() => insertBooks([create.book])).then(
-            ([book]) => create.resolve(book as Book),
-            create.reject,
-          ),
-        ),
-      );
-    }
-  }
+  // Creates and reads by id are sent together: those that arrive while the pool's connections
+  // are busy go in one statement when a connection is free, creates in one commit (one WAL
+  // flush). A statement each held POST /book to 0.10 of the baseline on 2 cores, and GET
+  // /book/{id} of books not kept to 0.15; see docs/performance.md.
+  const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
+    run(() => insertBooks(books)),
+  );
+  const readBooks = batched(options.poolSize, (ids: readonly number[]) =>
+    run(() => selectBooks(ids)),
+  );
   /** Writes the books in one statement; each one's id comes with its place in the list. */
   async function insertBooks(batch: readonly NewBook[]): Promise<Book[]> {
     const ids = await sql<{ id: number }[]>`WITH input AS (
@@ -297,6 +304,13 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       SELECT id FROM input ORDER BY n`;
     return batch.map((book, i) => ({ id: ids[i]?.id as number, ...book }));
   }
+  /** The books of these ids, in their order; undefined for an id no book has. */
+  async function selectBooks(ids: readonly number[]): Promise<(Book | undefined)[]> {
+    const found = await sql<Book[]>`SELECT id, title, author, year FROM books
+      WHERE id = ANY(${ids as number[]}::bigint[])`;
+    const byId = new Map(found.map((book) => [book.id, book]));
+    return ids.map((id) => byId.get(id));
+  }
 
   return {
     get: (id) =>
@@ -307,9 +321,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         const commits = await freshCommits();
         const kept = commits === pagesCommits ? books.get(id) : undefined;
         if (kept !== undefined) return kept;
-        const [book] = await sql<
-          Book[]
-        >`SELECT id, title, author, year FROM books WHERE id = ${id}`;
+        const book = await readBooks(id);
         if (book !== undefined && commits === pagesCommits) books.set(book);
         return book;
       }),
@@ -343,11 +355,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
           return count(tx);
         });
       }),
-    create: (book: NewBook) =>
-      new Promise<Book>((resolve, reject) => {
-        creates.push({ book, resolve, reject });
-        startInserts();
-      }),
+    create: createBooks,
     update: (id, changes: BookChanges) =>
       run(async () => {
         const [updated] = await sql<Book[]>`UPDATE books SET
