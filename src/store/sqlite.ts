@@ -142,8 +142,9 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
   const dataVersion = () => (dataVersionStmt.get() as { data_version: number }).data_version;
   const pages = createPageCache();
   let pagesVersion = -1;
-  // Books read by id are kept the same way, checked once a turn as the shared read begins:
-  // a kept book costs a Map lookup, a read of SQLite about 1 µs and a new object.
+  // Books read by id are kept the same way, checked once a turn as the shared read begins
+  // (below): a kept book costs a Map lookup, where a read costs SQLite about 1 µs and makes
+  // a new object.
   const books = createBookCache();
   let booksVersion = -1;
   const forgetReads = () => {
