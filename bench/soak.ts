@@ -1,8 +1,8 @@
-// npm run soak [-- --seconds N] [--generator wrk|autocannon]: what a new user does, checked end to end on this checkout
-// and this Node. `npm start` on a new embedded catalogue; /health; a book created and read
-// back; N seconds (60 unless told) of mixed load, 80 % reads, 15 % updates, 2.5 % creates and
-// 2.5 % deletes over 50 connections; then SIGTERM to npm, which must exit 0 with no native
-// abort. Prints what it saw; exits 1 if any step fails.
+// npm run soak [-- --seconds N] [--generator wrk|autocannon]: what a new user does, checked
+// end to end on this checkout and this Node. `npm start` on a new embedded catalogue;
+// /health; a book created and read back; N seconds (60 unless told) of mixed load, 80 %
+// reads, 15 % updates, 2.5 % creates and 2.5 % deletes over 50 connections; then SIGTERM to
+// npm, which must exit 0 with no native abort. Prints what it saw; exits 1 if any step fails.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

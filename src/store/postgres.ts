@@ -275,9 +275,9 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     return conditions;
   }
 
-  // Creates and reads by id are sent together: those that arrive while the pool's connections
-  // are busy go in one statement when a connection is free, creates in one commit (one WAL
-  // flush). A statement each held POST /book to 0.10 of the baseline on 2 cores, and GET
+  // Creates and reads by id are sent together: those that arrive while as many statements of
+  // their kind as the pool has connections are under way go in one statement when one of
+  // those ends, creates in one commit (one WAL flush). A statement each held POST /book to 0.10 of the baseline on 2 cores, and GET
   // /book/{id} of books not kept to 0.15; see docs/performance.md.
   const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
     run(() => insertBooks(books)),
