@@ -130,7 +130,7 @@ async function startProcess(
 
 const startService = (dbUrl: string, workers = 1) =>
   startProcess(
-    ["dist/server.js"],
+    ["dist/server/main.js"],
     {
       NODE_ENV: "production",
       DB_URL: dbUrl,

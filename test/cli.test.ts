@@ -1,4 +1,4 @@
-// The book-catalogue command, as the package's bin runs it (the built dist/cli.js).
+// The book-catalogue command, as the package's bin runs it (the built dist/cli/main.js).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type Book, createClient } from "../src/client.js";
+import { type Book, createClient } from "../src/client/client.js";
 import { type Service, startService } from "./service.js";
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli.js");
+const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "main.js");
 const CREDENTIALS = { username: "librarian", password: "cli-test-password" };
 const ENV = {
   HOST: "127.0.0.1",

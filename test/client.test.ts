@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Book, CatalogueError, createClient } from "../src/client.js";
+import { type Book, CatalogueError, createClient } from "../src/client/client.js";
 import { Messages } from "../src/envelope.js";
 import { freePort, type Service, startService } from "./service.js";
 

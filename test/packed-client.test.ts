@@ -90,8 +90,8 @@ describe("the packed client, installed elsewhere", () => {
       "LICENSE",
       "README.md",
       "dist/books/book.d.ts",
-      "dist/client.d.ts",
-      "dist/client.js",
+      "dist/client/client.d.ts",
+      "dist/client/client.js",
       "package.json",
     ]);
   });

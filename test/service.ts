@@ -19,7 +19,7 @@ export interface Service {
 /** How to start: `npm start` by default. */
 export interface StartOptions {
   /**
-   * The server itself (`node dist/server.js`), which tests that SIGKILL the server need: a
+   * The server itself (`node dist/server/main.js`), which tests that SIGKILL the server need: a
    * SIGKILL to npm would leave its child running.
    */
   direct?: boolean;
@@ -31,7 +31,7 @@ export interface StartOptions {
 
 function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
   const direct = options.direct || options.nodeArgs !== undefined;
-  const node = [process.execPath, ...(options.nodeArgs ?? []), "dist/server.js"];
+  const node = [process.execPath, ...(options.nodeArgs ?? []), "dist/server/main.js"];
   const [command, args] =
     options.descriptorLimit !== undefined
       ? ["sh", ["-c", `ulimit -n ${options.descriptorLimit} && exec "$@"`, "sh", ...node]]

@@ -5,7 +5,7 @@ import {
   CatalogueError,
   createClient,
   expiresAt,
-} from "../../src/client.js";
+} from "../../src/client/client.js";
 
 const TOKEN_KEY = "book-catalogue.token";
 /** A session without the password is ended this long before its token expires. */

@@ -2,7 +2,7 @@
 // page by page through the API, so a large catalogue never freezes the page.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { BookFileError, sameBookKey } from "../../src/books/import-rows.js";
-import type { BookCatalogueClient, NewBook } from "../../src/client.js";
+import type { BookCatalogueClient, NewBook } from "../../src/client/client.js";
 import { Modal } from "./book-dialog.js";
 import type { ReadAnswer, ReadRow } from "./read-file.worker.js";
 import { describeFailure, endsSession } from "./session.js";

@@ -9,8 +9,8 @@ import {
   parseBookFile,
   type RowFields,
   sameBookKey,
-} from "./books/import-rows.js";
-import { CatalogueError, createClient } from "./client.js";
+} from "../books/import-rows.js";
+import { CatalogueError, createClient } from "../client/client.js";
 
 const HELP = {
   main: `Usage: book-catalogue <command> [options]
@@ -253,7 +253,7 @@ async function main(argv: string[]) {
   switch (command) {
     case "serve":
       if (args.length > 0) throw new UsageError("serve takes no arguments");
-      await import("./server.js");
+      await import("../server/main.js");
       return;
     case "token": {
       const { values } = parseArgs({ args, options: connectionOptions });

@@ -4,11 +4,11 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Server } from "node:http";
 import pino from "pino";
-import { createMemoryLoginLimiter } from "./auth/login-limiter.js";
-import { serveLoginLimiter } from "./auth/primary-login-limiter.js";
-import { type Config, describeDb } from "./config.js";
+import { createMemoryLoginLimiter } from "../auth/login-limiter.js";
+import { serveLoginLimiter } from "../auth/primary-login-limiter.js";
+import { type Config, describeDb } from "../config.js";
+import { openStore } from "../store/open.js";
 import { greet } from "./greeting.js";
-import { openStore } from "./store/open.js";
 
 /** Sent to a worker: begin shutdown. Sent by a worker: it has begun, so all must. */
 export const SHUTDOWN = "book-catalogue:shutdown";
@@ -36,7 +36,7 @@ export async function runPrimary(config: Config, fail: (message: string) => neve
   if (config.metricsPort !== undefined) {
     const [{ AggregatorRegistry }, { serveMetrics }] = await Promise.all([
       import("prom-client"),
-      import("./metrics.js"),
+      import("../metrics.js"),
     ]);
     const registry = new AggregatorRegistry();
     // The sum over the workers of every counter and histogram; each worker's process

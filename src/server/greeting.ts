@@ -1,4 +1,4 @@
-import type { Config } from "./config.js";
+import type { Config } from "../config.js";
 
 /**
  * Outside production, one plain line for people on standard error, where the JSON log lines
