@@ -4,10 +4,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
+import { buildApp } from "../src/http/app.js";
+import { WEB_ROOT } from "../src/http/web-page.js";
 import { openSqliteStore } from "../src/store/sqlite.js";
-import { WEB_ROOT } from "../src/web.js";
 import { launchChromium } from "../test/browser.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 

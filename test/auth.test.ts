@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { type AddressInfo, createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
-import type { App } from "../src/app.js";
 import { createMemoryLoginLimiter } from "../src/auth/login-limiter.js";
-import { Messages } from "../src/envelope.js";
+import type { App } from "../src/http/app.js";
+import { Messages } from "../src/http/envelope.js";
 import {
   buildTestApp,
   call,

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Book, CatalogueError, createClient } from "../src/client/client.js";
-import { Messages } from "../src/envelope.js";
+import { Messages } from "../src/http/envelope.js";
 import { freePort, type Service, startService } from "./service.js";
 
 const CREDENTIALS = { username: "librarian", password: "client-test-password" };

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import type { App } from "../src/app.js";
-import { Messages } from "../src/envelope.js";
+import type { App } from "../src/http/app.js";
+import { Messages } from "../src/http/envelope.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
 import {
   buildTestApp,

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
-import type { App } from "../src/app.js";
-import { Messages } from "../src/envelope.js";
+import type { App } from "../src/http/app.js";
+import { Messages } from "../src/http/envelope.js";
 import { openSqliteStore } from "../src/store/sqlite.js";
 import {
   buildTestApp,

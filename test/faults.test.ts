@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Book } from "../src/books/book.js";
-import { Messages } from "../src/envelope.js";
+import { Messages } from "../src/http/envelope.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
 import { login, request, startService } from "./service.js";
 

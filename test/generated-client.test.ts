@@ -9,8 +9,8 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import openapiTS, { astToString } from "openapi-typescript";
-import type { App } from "../src/app.js";
-import { Messages } from "../src/envelope.js";
+import type { App } from "../src/http/app.js";
+import { Messages } from "../src/http/envelope.js";
 import { buildTestApp, listenLocally, TEST_PASSWORD, TEST_USERNAME } from "./helpers.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
-import type { App } from "../src/app.js";
+import type { App } from "../src/http/app.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "./helpers.js";
 
 describe("security headers", () => {

@@ -5,8 +5,8 @@ import { connect } from "node:net";
 import { type IntervalHistogram, monitorEventLoopDelay } from "node:perf_hooks";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import type { App } from "../src/app.js";
-import { Messages } from "../src/envelope.js";
+import type { App } from "../src/http/app.js";
+import { Messages } from "../src/http/envelope.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "./helpers.js";
 
 // Every status the contract or decisions.md lets a request earn without a store fault.

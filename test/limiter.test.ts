@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { describe, test } from "node:test";
 import { Redis } from "ioredis";
 import { createRedisLoginLimiter } from "../src/auth/redis-login-limiter.js";
-import { Messages } from "../src/envelope.js";
+import { Messages } from "../src/http/envelope.js";
 import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME } from "./helpers.js";
 
 const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { test } from "node:test";
 import { createRedisLoginLimiter } from "../src/auth/redis-login-limiter.js";
-import { createMetrics } from "../src/metrics.js";
+import { createMetrics } from "../src/http/metrics.js";
 import { buildTestApp, call, tokenFor } from "./helpers.js";
 import { startService } from "./service.js";
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import type { App } from "../src/app.js";
+import type { App } from "../src/http/app.js";
 import { type Answer, buildTestApp, type CallOptions, call, tokenFor } from "./helpers.js";
 
 interface Response {

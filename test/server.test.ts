@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import postgres from "postgres";
 import type { Book } from "../src/books/book.js";
-import { Messages } from "../src/envelope.js";
+import { Messages } from "../src/http/envelope.js";
 import { freshPostgresSchema, storesUnderTest } from "./helpers.js";
 import { login, request, startExpectingFailure, startService } from "./service.js";
 

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Envelope } from "../src/envelope.js";
+import type { Envelope } from "../src/http/envelope.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import type { App } from "../src/app.js";
-import { Messages } from "../src/envelope.js";
-import { WEB_ROOT } from "../src/web.js";
+import type { App } from "../src/http/app.js";
+import { Messages } from "../src/http/envelope.js";
+import { WEB_ROOT } from "../src/http/web-page.js";
 import { buildTestApp, call } from "./helpers.js";
 
 describe("the page's files", () => {

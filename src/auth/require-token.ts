@@ -1,5 +1,5 @@
 import type { onRequestHookHandler } from "fastify";
-import { Messages, respond } from "../envelope.js";
+import { Messages, respond } from "../http/envelope.js";
 import type { TokenService } from "./tokens.js";
 
 const BEARER = /^bearer\s+/i;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { Messages, respond } from "../envelope.js";
-import { answerSchema, failures, schemaRef } from "../openapi.js";
+import { Messages, respond } from "../http/envelope.js";
+import { answerSchema, failures, schemaRef } from "../http/openapi.js";
 import type { CredentialCheck } from "./credentials.js";
 import type { LoginLimiter } from "./login-limiter.js";
 import type { TokenService } from "./tokens.js";

@@ -8,9 +8,9 @@ import type {
 } from "fastify";
 import { requireToken } from "../auth/require-token.js";
 import type { TokenService } from "../auth/tokens.js";
-import { TOKEN_SECURITY } from "../docs.js";
-import { Messages, respond } from "../envelope.js";
-import { answerSchema, failures, ROUTED_ANSWER_HEADERS, schemaRef } from "../openapi.js";
+import { TOKEN_SECURITY } from "../http/docs.js";
+import { Messages, respond } from "../http/envelope.js";
+import { answerSchema, failures, ROUTED_ANSWER_HEADERS, schemaRef } from "../http/openapi.js";
 import type { BookPage, BookStore } from "../store/store.js";
 import {
   type BookChanges,

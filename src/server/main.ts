@@ -1,12 +1,12 @@
 import cluster from "node:cluster";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { App } from "../app.js";
 import type { LoginLimiter } from "../auth/login-limiter.js";
 import { type Config, describeDb, loadConfig, loadEnvFile } from "../config.js";
+import type { App } from "../http/app.js";
+import { WEB_ROOT } from "../http/web-page.js";
 import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
-import { WEB_ROOT } from "../web.js";
 import { greet } from "./greeting.js";
 import { runPrimary, SHUTDOWN } from "./primary.js";
 
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   }
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, fail);
   // Loaded here, so a primary does not hold the server's modules it never runs.
-  const { buildApp } = await import("../app.js");
+  const { buildApp } = await import("../http/app.js");
   // In a worker, the primary has said what there is to say about the configuration.
   const worker = cluster.worker?.id;
 
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
 
   // prom-client is loaded only when metrics are on (12 MB of memory, measured).
   const metricsModule =
-    config.metricsPort === undefined ? undefined : await import("../metrics.js");
+    config.metricsPort === undefined ? undefined : await import("../http/metrics.js");
   const metrics = metricsModule?.createMetrics();
   if (metrics && worker !== undefined) {
     // The primary serves the sum of every worker's metrics; it asks each worker for these.

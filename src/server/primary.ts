@@ -36,7 +36,7 @@ export async function runPrimary(config: Config, fail: (message: string) => neve
   if (config.metricsPort !== undefined) {
     const [{ AggregatorRegistry }, { serveMetrics }] = await Promise.all([
       import("prom-client"),
-      import("../metrics.js"),
+      import("../http/metrics.js"),
     ]);
     const registry = new AggregatorRegistry();
     // The sum over the workers of every counter and histogram; each worker's process

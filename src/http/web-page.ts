@@ -4,7 +4,7 @@ import staticFiles from "@fastify/static";
 import type { FastifyInstance } from "fastify";
 
 /** The librarian's page as `npm run build` writes it (from src/ and dist/ alike). */
-export const WEB_ROOT = fileURLToPath(new URL("../dist/web/", import.meta.url));
+export const WEB_ROOT = fileURLToPath(new URL("../../dist/web/", import.meta.url));
 
 // Vite names each asset after a hash of its content, so a name never changes meaning: it may
 // be kept for a year. index.html names the current assets, so it is checked every time.

@@ -11,19 +11,19 @@ import Fastify, {
 } from "fastify";
 import pino from "pino";
 import secureJson from "secure-json-parse";
+import { createCredentialCheck } from "../auth/credentials.js";
+import { createMemoryLoginLimiter, type LoginLimiter } from "../auth/login-limiter.js";
+import { authRoutes } from "../auth/routes.js";
+import { createTokenService, type TokenService } from "../auth/tokens.js";
+import { bookRoutes } from "../books/routes.js";
+import type { Config } from "../config.js";
+import { type BookStore, SearchTooBroadError, StoreUnavailableError } from "../store/store.js";
 import { createAccessLog } from "./access-log.js";
-import { createCredentialCheck } from "./auth/credentials.js";
-import { createMemoryLoginLimiter, type LoginLimiter } from "./auth/login-limiter.js";
-import { authRoutes } from "./auth/routes.js";
-import { createTokenService, type TokenService } from "./auth/tokens.js";
-import { bookRoutes } from "./books/routes.js";
-import type { Config } from "./config.js";
 import { registerDocs } from "./docs.js";
 import { Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
 import { answerSchema, failures } from "./openapi.js";
-import { type BookStore, SearchTooBroadError, StoreUnavailableError } from "./store/store.js";
-import { registerWebPage } from "./web.js";
+import { registerWebPage } from "./web-page.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -204,7 +204,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   const limiter =
     deps.limiter ??
     (rateLimitRedisUrl
-      ? (await import("./auth/redis-login-limiter.js")).createRedisLoginLimiter(
+      ? (await import("../auth/redis-login-limiter.js")).createRedisLoginLimiter(
           rateLimitRedisUrl,
           loginMaxFailures,
           loginWindowSeconds,

@@ -12,7 +12,7 @@ import { Messages, respond } from "./envelope.js";
 import { registerSchemas, UNROUTED_RESPONSES } from "./openapi.js";
 
 const { version } = JSON.parse(
-  readFileSync(new URL("../package.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
 ) as { version: string };
 
 /** Book routes declare this: the token goes in the Authorization header. */
