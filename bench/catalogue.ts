@@ -2,8 +2,8 @@
 // search words, as the service would have written them.
 import { DatabaseSync } from "node:sqlite";
 import postgres from "postgres";
-import type { NewBook } from "../src/books/book.js";
-import { searchWords } from "../src/books/search.js";
+import type { NewBook } from "../src/rules/book.js";
+import { searchWords } from "../src/rules/search.js";
 
 /** Books 1..count with plain numbered titles: what every scenario but search reads. */
 export function* numberedBooks(count: number): Generator<NewBook> {

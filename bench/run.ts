@@ -8,7 +8,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import type { NewBook } from "../src/books/book.js";
+import type { NewBook } from "../src/rules/book.js";
 import { openStore } from "../src/store/open.js";
 import { numberedBooks, SEARCHES, searchableBooks, seedBooks } from "./catalogue.js";
 import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, test } from "node:test";
-import type { Book } from "../src/books/book.js";
+import type { Book } from "../src/rules/book.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
 import { listeners, login, request, type Service, startService } from "./service.js";
 

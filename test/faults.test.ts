@@ -5,8 +5,8 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { Book } from "../src/books/book.js";
 import { Messages } from "../src/http/envelope.js";
+import type { Book } from "../src/rules/book.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "./helpers.js";
 import { login, request, startService } from "./service.js";
 

@@ -2,8 +2,8 @@
 // X-Total-Count, counted only when asked.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Book } from "../src/books/book.js";
 import type { App } from "../src/http/app.js";
+import type { Book } from "../src/rules/book.js";
 import type { BookStore } from "../src/store/store.js";
 import { buildTestApp, call, type OpenedStore, storesUnderTest, tokenFor } from "./helpers.js";
 

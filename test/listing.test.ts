@@ -1,9 +1,9 @@
 // GET /books with the optional listing parameters: limit, after, q, author, year, sort.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Book } from "../src/books/book.js";
 import type { App } from "../src/http/app.js";
 import { Messages } from "../src/http/envelope.js";
+import type { Book } from "../src/rules/book.js";
 import { openSqliteStore } from "../src/store/sqlite.js";
 import {
   type Answer,

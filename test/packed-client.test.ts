@@ -89,9 +89,9 @@ describe("the packed client, installed elsewhere", () => {
     assert.deepEqual(packed.files.map((file) => file.path).sort(), [
       "LICENSE",
       "README.md",
-      "dist/books/book.d.ts",
       "dist/client/client.d.ts",
       "dist/client/client.js",
+      "dist/rules/book.d.ts",
       "package.json",
     ]);
   });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { hasWrk } from "../bench/load.js";
-import type { Book } from "../src/books/book.js";
+import type { Book } from "../src/rules/book.js";
 import { login, request, startService } from "./service.js";
 
 const CREDENTIALS = { username: "librarian", password: "gc-password-5d1e" };

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import postgres from "postgres";
-import type { Book } from "../src/books/book.js";
 import { Messages } from "../src/http/envelope.js";
+import type { Book } from "../src/rules/book.js";
 import { freshPostgresSchema, storesUnderTest } from "./helpers.js";
 import { login, request, startExpectingFailure, startService } from "./service.js";
 

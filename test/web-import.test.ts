@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
-import type { Book } from "../src/books/book.js";
 import type { App } from "../src/http/app.js";
 import { WEB_ROOT } from "../src/http/web-page.js";
+import type { Book } from "../src/rules/book.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
 import {
   buildTestApp,

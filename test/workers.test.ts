@@ -5,7 +5,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Book } from "../src/books/book.js";
+import type { Book } from "../src/rules/book.js";
 import { freshPostgresSchema, storesUnderTest } from "./helpers.js";
 import {
   freePort,

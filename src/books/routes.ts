@@ -11,7 +11,6 @@ import type { TokenService } from "../auth/tokens.js";
 import { TOKEN_SECURITY } from "../http/docs.js";
 import { Messages, respond } from "../http/envelope.js";
 import { answerSchema, failures, ROUTED_ANSWER_HEADERS, schemaRef } from "../http/openapi.js";
-import type { BookPage, BookStore } from "../store/store.js";
 import {
   type BookChanges,
   MAX_ID,
@@ -19,7 +18,8 @@ import {
   parseBookId,
   pickChanges,
   pickNewBook,
-} from "./book.js";
+} from "../rules/book.js";
+import type { BookPage, BookStore } from "../store/store.js";
 import {
   type Filters,
   type ListParameters,

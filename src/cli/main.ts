@@ -3,14 +3,14 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { stringify as toCsvRow } from "csv-stringify/sync";
+import { CatalogueError, createClient } from "../client/client.js";
 import {
   BookFileError,
   checkRow,
   parseBookFile,
   type RowFields,
   sameBookKey,
-} from "../books/import-rows.js";
-import { CatalogueError, createClient } from "../client/client.js";
+} from "../rules/import-rows.js";
 
 const HELP = {
   main: `Usage: book-catalogue <command> [options]

@@ -4,7 +4,7 @@
  * It runs in Node.js 20+ and in browsers (the librarian's page uses it).
  */
 
-import type { Book, BookChanges, NewBook } from "../books/book.js";
+import type { Book, BookChanges, NewBook } from "../rules/book.js";
 
 export type { Book, BookChanges, NewBook };
 

@@ -1,4 +1,4 @@
-import type { Book } from "../books/book.js";
+import type { Book } from "../rules/book.js";
 import type { BookPage } from "./store.js";
 
 /** Listing pages by query, within a memory budget. Knows nothing of the database behind it. */

@@ -1,6 +1,6 @@
 import postgres from "postgres";
-import type { Book, BookChanges, NewBook } from "../books/book.js";
-import { type SearchTerm, searchWords } from "../books/search.js";
+import type { Book, BookChanges, NewBook } from "../rules/book.js";
+import { type SearchTerm, searchWords } from "../rules/search.js";
 import { pendingMigrations } from "./migrations.js";
 import { createBookCache, createPageCache } from "./page-cache.js";
 import {

@@ -6,8 +6,8 @@ import {
   type SQLOutputValue,
   type StatementSync,
 } from "node:sqlite";
-import type { Book, BookChanges, NewBook } from "../books/book.js";
-import { matchesTerms, type SearchTerm, searchWords } from "../books/search.js";
+import type { Book, BookChanges, NewBook } from "../rules/book.js";
+import { matchesTerms, type SearchTerm, searchWords } from "../rules/search.js";
 import { pendingMigrations } from "./migrations.js";
 import { createBookCache, createPageCache } from "./page-cache.js";
 import {

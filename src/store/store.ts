@@ -1,5 +1,5 @@
-import type { Book, BookChanges, NewBook } from "../books/book.js";
-import type { SearchTerm } from "../books/search.js";
+import type { Book, BookChanges, NewBook } from "../rules/book.js";
+import type { SearchTerm } from "../rules/search.js";
 
 /** A page of books, in the query's order, already encoded for the wire. */
 export interface BookPage {

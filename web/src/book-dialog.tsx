@@ -1,6 +1,6 @@
+import type { Book, BookCatalogueClient } from "book-catalogue";
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Book, BookCatalogueClient } from "../../src/client/client.js";
 import { describeFailure, endsSession } from "./session.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
 

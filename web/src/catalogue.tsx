@@ -1,5 +1,5 @@
+import type { Book, BookCatalogueClient, ListQuery, SortOrder } from "book-catalogue";
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Book, BookCatalogueClient, ListQuery, SortOrder } from "../../src/client/client.js";
 import { BookDialog, ConfirmDelete } from "./book-dialog.js";
 import { describeFailure, endsSession } from "./session.js";
 import { ExportButtons, ImportDialog } from "./transfer.js";

@@ -5,7 +5,7 @@ import {
   checkRow,
   parseBookFile,
   sameBookKey,
-} from "../../src/books/import-rows.js";
+} from "@book-catalogue/rules/import-rows.js";
 
 export type ReadRow = ReturnType<typeof checkRow> & { key?: string };
 export type ReadAnswer = { rows: ReadRow[] } | { problem: string; notBooks: boolean };

@@ -1,11 +1,6 @@
 // Signing in: the token is kept in sessionStorage (this tab only, gone when it closes), and
 // the password only in memory, to renew the token before it expires.
-import {
-  type BookCatalogueClient,
-  CatalogueError,
-  createClient,
-  expiresAt,
-} from "../../src/client/client.js";
+import { type BookCatalogueClient, CatalogueError, createClient, expiresAt } from "book-catalogue";
 
 const TOKEN_KEY = "book-catalogue.token";
 /** A session without the password is ended this long before its token expires. */

@@ -1,8 +1,9 @@
 // Import a file of books, with a preview first; export the catalogue or a search. Both go
 // page by page through the API, so a large catalogue never freezes the page.
+
+import { BookFileError, sameBookKey } from "@book-catalogue/rules/import-rows.js";
+import type { BookCatalogueClient, NewBook } from "book-catalogue";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { BookFileError, sameBookKey } from "../../src/books/import-rows.js";
-import type { BookCatalogueClient, NewBook } from "../../src/client/client.js";
 import { Modal } from "./book-dialog.js";
 import type { ReadAnswer, ReadRow } from "./read-file.worker.js";
 import { describeFailure, endsSession } from "./session.js";

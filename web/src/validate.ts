@@ -1,6 +1,6 @@
 // The contract's rules for a book, checked in the page before anything is sent, in words a
 // librarian reads next to the field. The rules come from the service's own schema.
-import { type NewBook, newBookSchema } from "../../src/books/book.js";
+import { type NewBook, newBookSchema } from "@book-catalogue/rules/book.js";
 
 export type Field = "title" | "author" | "year";
 /** What the form holds: every field as typed. */
