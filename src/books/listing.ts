@@ -1,10 +1,11 @@
 // GET /books parameters: their schema (validation and the API description alike), how they
 // are read from the query string, and the filters a valid query names.
 
-import { AUTHOR_MAX, MAX_ID, TITLE_MAX, textSchema, YEAR_MAX, YEAR_MIN } from "../rules/book.js";
+import { AUTHOR_MAX, TITLE_MAX, YEAR_MAX, YEAR_MIN } from "../rules/book.js";
 import { MIN_PREFIX, searchTerms } from "../rules/search.js";
 import type { BookFilters, BookQuery, SortField } from "../store/store.js";
 import { SORT_FIELDS } from "../store/store.js";
+import { MAX_ID, textSchema } from "./schemas.js";
 
 /** GET /books query parameters once read; all optional. */
 export interface ListParameters {

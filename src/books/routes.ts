@@ -11,14 +11,7 @@ import type { TokenService } from "../auth/tokens.js";
 import { TOKEN_SECURITY } from "../http/docs.js";
 import { Messages, respond } from "../http/envelope.js";
 import { answerSchema, failures, ROUTED_ANSWER_HEADERS, schemaRef } from "../http/openapi.js";
-import {
-  type BookChanges,
-  MAX_ID,
-  type NewBook,
-  parseBookId,
-  pickChanges,
-  pickNewBook,
-} from "../rules/book.js";
+import type { BookChanges, NewBook } from "../rules/book.js";
 import type { BookPage, BookStore } from "../store/store.js";
 import {
   type Filters,
@@ -28,6 +21,7 @@ import {
   matchFilters,
   readIntegerParameters,
 } from "./listing.js";
+import { MAX_ID, parseBookId, pickChanges, pickNewBook } from "./schemas.js";
 
 export interface BookRoutesOptions {
   store: BookStore;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { bookChangesSchema, bookSchema, newBookSchema } from "../rules/book.js";
+import { bookChangesSchema, bookSchema, newBookSchema } from "../books/schemas.js";
 import { Messages } from "./envelope.js";
 
 /**

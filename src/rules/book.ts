@@ -1,3 +1,7 @@
+// What a book is, for the server, the command line and the page alike: its fields, their
+// limits, and one check of a candidate book. Free of Node. The server's JSON schemas
+// (books/schemas.ts) are built from the same limits and pattern.
+
 export interface Book {
   id: number;
   title: string;
@@ -7,65 +11,68 @@ export interface Book {
 
 export type NewBook = Omit<Book, "id">;
 export type BookChanges = Partial<NewBook>;
+export type BookField = keyof NewBook;
 
 export const TITLE_MAX = 500;
 export const AUTHOR_MAX = 300;
 export const YEAR_MIN = -9999;
 export const YEAR_MAX = 9999;
 
-// Ajv compiles patterns with the `u` flag: a lone surrogate is then a code point of its own,
-// so this refuses NUL and ill-formed UTF-16, and demands one non-space character.
-const TEXT_PATTERN = "^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]*$";
+/**
+ * A text field: at least one non-space character, and no NUL nor UTF-16 that is not well
+ * formed. Compiled with the `u` flag (as Ajv does), a lone surrogate is a code point of its
+ * own, so the class refuses it.
+ */
+export const TEXT_PATTERN = "^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]*$";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what this looks for.
+const FORBIDDEN = /[\u0000\uD800-\uDFFF]/u;
+const BLANK = /^\s*$/u;
 
-/** A string of 1 to `maxLength` characters, not only whitespace, well-formed, without NUL. */
-export const textSchema = (maxLength: number) =>
-  ({ type: "string", minLength: 1, maxLength, pattern: TEXT_PATTERN }) as const;
+/** Why a field's value is not what a book holds; each caller words it for its reader. */
+export type FieldProblem =
+  | { kind: "missing" }
+  | { kind: "not-text" }
+  | { kind: "empty" }
+  | { kind: "too-long"; max: number; length: number }
+  | { kind: "forbidden-character" }
+  | { kind: "not-a-year"; min: number; max: number };
 
-const bookFields = {
-  title: textSchema(TITLE_MAX),
-  author: textSchema(AUTHOR_MAX),
-  year: { type: "integer", minimum: YEAR_MIN, maximum: YEAR_MAX },
-} as const;
+export const TEXT_LIMITS = { title: TITLE_MAX, author: AUTHOR_MAX } as const;
 
-/** POST /book: all three fields. Unknown fields, `id` among them, are ignored. */
-export const newBookSchema = {
-  type: "object",
-  required: ["title", "author", "year"],
-  properties: bookFields,
-} as const;
-
-/** PUT /book/{id}: any subset of the fields; `{}` changes nothing. */
-export const bookChangesSchema = {
-  type: "object",
-  properties: bookFields,
-} as const;
-
-export const bookSchema = {
-  type: "object",
-  required: ["id", "title", "author", "year"],
-  properties: { id: { type: "integer" }, ...bookFields },
-} as const;
-
-/** The largest id a path may name: ids travel as JSON numbers. */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
-const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
-
-/** A path id must be a canonical positive integer (no sign, zeros or spaces); else undefined. */
-export function parseBookId(raw: string): number | undefined {
-  if (!CANONICAL_ID.test(raw)) return undefined;
-  const id = Number(raw);
-  return id <= MAX_ID ? id : undefined;
+/** A title's or author's problem, or undefined; lengths count characters (code points). */
+export function checkText(value: unknown, max: number): FieldProblem | undefined {
+  if (value === undefined || value === null) return { kind: "missing" };
+  if (typeof value !== "string") return { kind: "not-text" };
+  if (BLANK.test(value)) return { kind: "empty" };
+  const length = [...value].length;
+  if (length > max) return { kind: "too-long", max, length };
+  if (FORBIDDEN.test(value)) return { kind: "forbidden-character" };
+  return undefined;
 }
 
-/** Only the book's own fields, whatever else the body carried. */
-export function pickNewBook(body: NewBook): NewBook {
-  return { title: body.title, author: body.author, year: body.year };
+/** A year's problem, or undefined: a whole number from YEAR_MIN to YEAR_MAX. */
+export function checkYear(value: unknown): FieldProblem | undefined {
+  if (value === undefined || value === null) return { kind: "missing" };
+  const year = typeof value === "number" ? value : Number.NaN;
+  if (!Number.isInteger(year) || year < YEAR_MIN || year > YEAR_MAX) {
+    return { kind: "not-a-year", min: YEAR_MIN, max: YEAR_MAX };
+  }
+  return undefined;
 }
 
-export function pickChanges(body: BookChanges): BookChanges {
-  const changes: BookChanges = {};
-  if (body.title !== undefined) changes.title = body.title;
-  if (body.author !== undefined) changes.author = body.author;
-  if (body.year !== undefined) changes.year = body.year;
-  return changes;
+/** Each field's problem, and the book when there are none: what POST /book accepts. */
+export function checkBook(fields: Partial<Record<BookField, unknown>>): {
+  problems: Partial<Record<BookField, FieldProblem>>;
+  book?: NewBook;
+} {
+  const problems: Partial<Record<BookField, FieldProblem>> = {};
+  const title = checkText(fields.title, TITLE_MAX);
+  if (title) problems.title = title;
+  const author = checkText(fields.author, AUTHOR_MAX);
+  if (author) problems.author = author;
+  const year = checkYear(fields.year);
+  if (year) problems.year = year;
+  if (title || author || year) return { problems };
+  const book = { title: fields.title, author: fields.author, year: fields.year } as NewBook;
+  return { problems, book };
 }

@@ -1,53 +1,59 @@
-// The contract's rules for a book, checked in the page before anything is sent, in words a
-// librarian reads next to the field. The rules come from the service's own schema.
-import { type NewBook, newBookSchema } from "@book-catalogue/rules/book.js";
+// The contract's rules for a book (the one check the server and the command line share),
+// checked in the page before anything is sent, in words a librarian reads next to the field.
+import {
+  type BookField,
+  checkBook,
+  type FieldProblem,
+  type NewBook,
+} from "@book-catalogue/rules/book.js";
 
-export type Field = "title" | "author" | "year";
+export type Field = BookField;
 /** What the form holds: every field as typed. */
 export type Draft = Record<Field, string>;
 export type Problems = Partial<Record<Field, string>>;
 
 const LABELS: Record<Field, string> = { title: "Title", author: "Author", year: "Year" };
 
-function checkText(field: "title" | "author", value: string): string | undefined {
-  const { maxLength, pattern } = newBookSchema.properties[field];
-  // Lengths count characters as the service does (code points), not UTF-16 units.
-  const length = [...value].length;
-  if (value.trim() === "") return `${LABELS[field]} is required.`;
-  if (length > maxLength) {
-    return `${LABELS[field]} can be at most ${maxLength} characters; it has ${length}.`;
-  }
-  if (!new RegExp(pattern, "u").test(value)) {
-    return `${LABELS[field]} holds a character the catalogue cannot store.`;
-  }
-  return undefined;
+/** A year as typed: a number when it is written as one, else the text, or absent when empty. */
+function typedYear(value: string): number | string | undefined {
+  const year = value.trim();
+  if (year === "") return undefined;
+  return /^-?\d{1,5}$/.test(year) ? Number(year) : year;
 }
 
-function checkYear(value: string): string | undefined {
-  const { minimum, maximum } = newBookSchema.properties.year;
-  const year = value.trim();
-  if (year === "") return "Year is required.";
-  if (!/^-?\d{1,5}$/.test(year) || Number(year) < minimum || Number(year) > maximum) {
-    return `Year must be a whole number from ${minimum} to ${maximum}.`;
+function describe(field: Field, problem: FieldProblem): string {
+  const label = LABELS[field];
+  switch (problem.kind) {
+    case "missing":
+    case "not-text":
+    case "empty":
+      return `${label} is required.`;
+    case "too-long":
+      return `${label} can be at most ${problem.max} characters; it has ${problem.length}.`;
+    case "forbidden-character":
+      return `${label} holds a character the catalogue cannot store.`;
+    case "not-a-year":
+      return `${label} must be a whole number from ${problem.min} to ${problem.max}.`;
   }
-  return undefined;
+}
+
+function checkAll(draft: Draft) {
+  return checkBook({ title: draft.title, author: draft.author, year: typedYear(draft.year) });
 }
 
 /** The field's problem, or undefined when the contract accepts it. */
 export function checkField(field: Field, value: string): string | undefined {
-  return field === "year" ? checkYear(value) : checkText(field, value);
+  const draft: Draft = { title: "x", author: "x", year: "1", [field]: value };
+  const problem = checkAll(draft).problems[field];
+  return problem === undefined ? undefined : describe(field, problem);
 }
 
 /** Every field's problem, and the book to send when there are none. */
 export function checkDraft(draft: Draft): { problems: Problems; book?: NewBook } {
-  const problems: Problems = {};
-  for (const field of ["title", "author", "year"] as const) {
-    const problem = checkField(field, draft[field]);
-    if (problem !== undefined) problems[field] = problem;
+  const { problems, book } = checkAll(draft);
+  const described: Problems = {};
+  for (const [field, problem] of Object.entries(problems) as [Field, FieldProblem][]) {
+    described[field] = describe(field, problem);
   }
-  if (Object.keys(problems).length > 0) return { problems };
-  return {
-    problems,
-    book: { title: draft.title, author: draft.author, year: Number(draft.year.trim()) },
-  };
+  return book === undefined ? { problems: described } : { problems: described, book };
 }
