@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { loadConfig } from "../src/config.js";
 import { buildApp } from "../src/http/app.js";
 import { WEB_ROOT } from "../src/http/web-page.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import { launchChromium } from "../test/browser.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
 import type { App } from "../src/http/app.js";
 import { Messages } from "../src/http/envelope.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import {
   buildTestApp,
   call,

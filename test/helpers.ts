@@ -6,7 +6,7 @@ import { type Config, loadConfig } from "../src/config.js";
 import { type App, type AppDependencies, buildApp } from "../src/http/app.js";
 import type { Envelope } from "../src/http/envelope.js";
 import { openStore } from "../src/store/open.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import type { BookStore } from "../src/store/store.js";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";

@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import type { App } from "../src/http/app.js";
 import { Messages } from "../src/http/envelope.js";
 import type { Book } from "../src/rules/book.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import {
   type Answer,
   buildTestApp,

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { createPageCache, PAGE_CACHE_BYTES, pageCost } from "../src/store/page-cache.js";
+import { createPageCache, PAGE_CACHE_BYTES, pageCost } from "../src/store/read-caches.js";
 import type { BookPage } from "../src/store/store.js";
 import { storesUnderTest } from "./helpers.js";
 

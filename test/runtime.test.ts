@@ -32,7 +32,7 @@ describe(`node:sqlite on Node ${process.version}`, () => {
     const dir = mkdtempSync(join(tmpdir(), "books-gc-"));
     // Half the stores are closed, half left to the collector with their statements open.
     const script = `
-      import { openSqliteStore } from "./dist/store/sqlite.js";
+      import { openSqliteStore } from "./dist/store/sqlite/store.js";
       for (let i = 0; i < 200; i++) {
         const store = openSqliteStore(i % 2 ? ":memory:" : ${JSON.stringify(dir)} + "/b" + i + ".db");
         const { id } = await store.create({ title: "Dune", author: "Frank Herbert", year: 1965 });

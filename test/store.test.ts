@@ -11,7 +11,7 @@ import { matchesTerms, searchTerms } from "../src/rules/search.js";
 import { LATEST_VERSION, MIGRATIONS } from "../src/store/migrations.js";
 import { openStore } from "../src/store/open.js";
 import { openPostgresStore } from "../src/store/postgres.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import {
   type BookPage,
   type BookQuery,

@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import type { App } from "../src/http/app.js";
 import { WEB_ROOT } from "../src/http/web-page.js";
 import type { Book } from "../src/rules/book.js";
-import { openSqliteStore } from "../src/store/sqlite.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
 import {
   buildTestApp,

@@ -1,5 +1,5 @@
 import { type Config, describeDb } from "../config.js";
-import { openSqliteStore } from "./sqlite.js";
+import { openSqliteStore } from "./sqlite/store.js";
 import { type BookStore, StoreOpenError } from "./store.js";
 
 /** How long start-up waits for the store before giving up. */

@@ -2,7 +2,7 @@ import postgres from "postgres";
 import type { Book, BookChanges, NewBook } from "../rules/book.js";
 import { type SearchTerm, searchWords } from "../rules/search.js";
 import { pendingMigrations } from "./migrations.js";
-import { createBookCache, createPageCache } from "./page-cache.js";
+import { createBookCache, createPageCache } from "./read-caches.js";
 import {
   type BookFilters,
   type BookPage,

@@ -1,3 +1,5 @@
+// What a store keeps of what it read (listing pages, books by id), and the version of the
+// database they were read at: one mechanism for both stores.
 import type { Book } from "../rules/book.js";
 import type { BookPage } from "./store.js";
 
@@ -85,7 +87,7 @@ export function createPageCache(
 export const BOOK_CACHE_ENTRIES = 10_000;
 
 /** Books by id, for stores that keep what they read until a commit changes books. */
-export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES) {
+export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES): BookCache {
   const books = new Map<number, Book>();
   return {
     get: (id: number) => books.get(id),
@@ -94,5 +96,49 @@ export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES) {
       books.set(book.id, book);
     },
     clear: () => books.clear(),
+  };
+}
+
+export interface BookCache {
+  get(id: number): Book | undefined;
+  set(book: Book): void;
+  clear(): void;
+}
+
+/**
+ * The listing pages and the books a store read, valid at one version of the database (SQLite's
+ * data_version, PostgreSQL's commit count). The store says which version it now reads; what
+ * was kept at another is forgotten. Its own commits forget everything at once.
+ */
+export interface ReadCaches {
+  readonly pages: PageCache;
+  readonly books: BookCache;
+  /** The version the kept reads belong to; undefined before the first. */
+  readonly version: number | undefined;
+  /** Forgets every kept read, and keeps reads of `version` from now on. */
+  moveTo(version: number): void;
+  /** Forgets every kept read: the store has changed books itself. */
+  clear(): void;
+}
+
+export function createReadCaches(): ReadCaches {
+  const pages = createPageCache();
+  const books = createBookCache();
+  let version: number | undefined;
+  const clear = () => {
+    pages.clear();
+    books.clear();
+  };
+  return {
+    pages,
+    books,
+    get version() {
+      return version;
+    },
+    moveTo(next) {
+      clear();
+      version = next;
+    },
+    clear,
   };
 }

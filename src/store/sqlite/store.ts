@@ -1,0 +1,129 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import { createReadCaches } from "../read-caches.js";
+import { type BookStore, StoreOpenError } from "../store.js";
+import { withStoreErrors } from "./errors.js";
+import { createGroupCommit } from "./group-commit.js";
+import { createListing, SEARCH_BOUNDS } from "./listing.js";
+import { migrate, writeStatement } from "./schema.js";
+import { indexedWords } from "./search-index.js";
+import { createSharedRead } from "./shared-read.js";
+
+/**
+ * Opens (creating when absent) the SQLite database at `path`, or in memory for ":memory:",
+ * and brings its schema up to date.
+ *
+ * Writes are group-committed (group-commit.ts); reads of one turn share a read transaction
+ * (shared-read.ts); listing pages and books read by id are kept until the database changes
+ * (read-caches.ts). Statements never use RETURNING: SQLite runs its WAL auto-checkpoint only
+ * when a statement steps to completion, so RETURNING writes let the WAL grow without bound.
+ */
+export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore {
+  const db = openDatabase(path);
+  // Listing pages and books read by id are kept until the catalogue changes: this
+  // connection's commits clear them, and PRAGMA data_version moves when any other connection
+  // commits. A kept book costs a map lookup instead of a read (see docs/performance.md).
+  const caches = createReadCaches();
+  const dataVersionStmt = db.prepare("PRAGMA data_version");
+  const dataVersion = () => (dataVersionStmt.get() as { data_version: number }).data_version;
+  const sharedRead = createSharedRead(db);
+  const listing = createListing(db, caches, dataVersion, bounds);
+  const commits = createGroupCommit(db, () => {
+    sharedRead.end();
+    caches.clear();
+  });
+  const books = bookStatements(db);
+  // Books read by id are checked once a turn, as the shared read begins (its first read: the
+  // version of its snapshot).
+  const checkVersion = () => {
+    const version = dataVersion();
+    if (version !== caches.version) caches.moveTo(version);
+  };
+
+  return {
+    get: (id) =>
+      withStoreErrors(() => {
+        sharedRead.enter(checkVersion);
+        const kept = caches.books.get(id);
+        if (kept !== undefined) return kept;
+        const book = books.get(id);
+        if (book !== undefined) caches.books.set(book);
+        return book;
+      }),
+    list: (query) => withStoreErrors(() => listing.list(query)),
+    count: (filters) => withStoreErrors(() => listing.count(filters)),
+    create: (book) => commits.write(() => books.create(book)),
+    update: (id, changes) => commits.write(() => books.update(id, changes)),
+    remove: (id) => commits.write(() => books.remove(id)),
+    ping: () => withStoreErrors(() => books.ping()),
+    close: async () => {
+      commits.flush();
+      if (db.isOpen) {
+        sharedRead.end();
+        db.close();
+      }
+    },
+  };
+}
+
+function openDatabase(path: string): DatabaseSync {
+  try {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    const db = new DatabaseSync(path);
+    // FULL: a 201 must survive power loss, so each commit waits for its fsync.
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000");
+    migrate(db);
+    return db;
+  } catch (error) {
+    throw new StoreOpenError(
+      `cannot prepare the SQLite store at ${path}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+/** The statements of single books, each run inside a group's transaction but `get`. */
+function bookStatements(db: DatabaseSync) {
+  const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
+  const insertStmt = writeStatement(db, "INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
+  const updateStmt = writeStatement(
+    db,
+    `UPDATE books SET title = coalesce(?, title), author = coalesce(?, author),
+       year = coalesce(?, year) WHERE id = ?`,
+  );
+  const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
+  const pingStmt = db.prepare("SELECT 1");
+  const indexStmt = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
+  const unindexStmt = writeStatement(db, "DELETE FROM books_search WHERE rowid = ?");
+  // node:sqlite rows have no prototype; callers get a plain Book.
+  const get = (id: number): Book | undefined => {
+    const row = getStmt.get(id);
+    return row && ({ id: row.id, title: row.title, author: row.author, year: row.year } as Book);
+  };
+  return {
+    get,
+    create(book: NewBook): Book {
+      const id = Number(insertStmt.run(book.title, book.author, book.year).lastInsertRowid);
+      indexStmt.run(id, indexedWords(book));
+      return { id, ...book };
+    },
+    update(id: number, changes: BookChanges): Book | undefined {
+      const { title = null, author = null, year = null } = changes;
+      if (updateStmt.run(title, author, year, id).changes === 0n) return undefined;
+      const book = get(id) as Book;
+      if (title !== null || author !== null) {
+        unindexStmt.run(id);
+        indexStmt.run(id, indexedWords(book));
+      }
+      return book;
+    },
+    remove(id: number): boolean {
+      if (removeStmt.run(id).changes === 0n) return false;
+      unindexStmt.run(id);
+      return true;
+    },
+    ping: () => void pingStmt.get(),
+  };
+}
