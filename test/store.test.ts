@@ -10,7 +10,7 @@ import type { Book } from "../src/rules/book.js";
 import { matchesTerms, searchTerms } from "../src/rules/search.js";
 import { LATEST_VERSION, MIGRATIONS } from "../src/store/migrations.js";
 import { openStore } from "../src/store/open.js";
-import { openPostgresStore } from "../src/store/postgres.js";
+import { openPostgresStore } from "../src/store/postgres/store.js";
 import { openSqliteStore } from "../src/store/sqlite/store.js";
 import {
   type BookPage,

@@ -12,7 +12,7 @@ export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Prom
 
   const description = describeDb(db);
   // postgres.js is loaded only for a PostgreSQL store (7 MB of memory, measured).
-  const { openPostgresStore } = await import("./postgres.js");
+  const { openPostgresStore } = await import("./postgres/store.js");
   const opening = openPostgresStore(db.url, {
     poolSize: config.pgPoolSize,
     connectTimeoutSeconds: STORE_OPEN_TIMEOUT_SECONDS,

@@ -1,0 +1,8 @@
+import { type SearchTerm, searchWords } from "../../rules/search.js";
+
+/** A field's search words, as its tsvector holds them: one lexeme each. */
+export const lexemes = (text: string) => searchWords(text).join(" ");
+
+/** The tsquery for the terms: each word a quoted lexeme, a prefix query where it may be one. */
+export const tsquery = (terms: readonly SearchTerm[]) =>
+  terms.map(({ word, prefix }) => `'${word}'${prefix ? ":*" : ""}`).join(" & ");
