@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { BookFileError, sameBookKey } from "../../src/books/import-rows.js";
 import type { BookCatalogueClient, NewBook } from "../../src/client.js";
-import { Modal } from "./book-dialog.js";
+import { Modal } from "./modal.js";
 import type { ReadAnswer, ReadRow } from "./read-file.worker.js";
 import { describeFailure, endsSession } from "./session.js";
 
