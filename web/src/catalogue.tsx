@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Book, BookCatalogueClient, ListQuery, SortOrder } from "../../src/client.js";
 import { BookDialog, ConfirmDelete } from "./book-dialog.js";
+import { ExportButtons } from "./export/export-buttons.js";
+import { ImportDialog } from "./import/import-dialog.js";
 import { describeFailure, endsSession } from "./session.js";
-import { ExportButtons, ImportDialog } from "./transfer.js";
 
 /** Books a page: the table keeps room for this many rows, so nothing jumps while it loads. */
 export const PAGE_SIZE = 20;
