@@ -1,6 +1,7 @@
 // The librarian's page at /, used as a person would, in a real headless Chromium: sign in,
 // add, find, sort, page, edit, delete, refusals, and the session ending. It writes the
-// screenshots the README shows to docs/screenshots/.
+// screenshots the README shows to docs/screenshots/. Each test has a service and catalogue of
+// its own, with the books it needs: any one runs alone, and in any order.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import type { Book } from "../src/rules/book.js";
 import { openSqliteStore } from "../src/store/sqlite/store.js";
 import { browserSkipReason, launchChromium } from "./browser.js";
 import {
+  type Answer,
   buildTestApp,
   call,
   listenLocally,
@@ -25,35 +27,63 @@ const SCREENSHOTS = fileURLToPath(new URL("../docs/screenshots/", import.meta.ur
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
+const LEFT_HAND = { title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 };
+
+/** A service of one test, on an empty catalogue of its own. */
+interface Running {
+  base: string;
+  api: <T>(method: string, url: string, body?: unknown) => Promise<Answer<T>>;
+}
+
+/** 44 books, "Tales volume 01", "poems volume 02" and on, every third by Italo Calvino. */
+async function addVolumes(running: Running) {
+  for (let i = 1; i <= 44; i++) {
+    await running.api("POST", "/book", {
+      title: `${i % 2 ? "Tales" : "poems"} volume ${String(i).padStart(2, "0")}`,
+      author: i % 3 ? "Jorge Luis Borges" : "Italo Calvino",
+      year: 1900 + i,
+    });
+  }
+}
+
 describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () => {
-  let app: App;
   let browser: Browser;
-  let base: string;
-  let token: string;
+  const apps: App[] = [];
   const contexts: BrowserContext[] = [];
 
   before(async () => {
-    app = await buildTestApp({ webRoot: WEB_ROOT });
-    base = await listenLocally(app);
-    token = await tokenFor(app);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {
     await browser?.close();
-    await app?.close();
+    for (const app of apps) await app.close();
   });
 
-  const api = <T>(method: string, url: string, body?: unknown) =>
-    call<T>(app, method, url, { token, ...(body === undefined ? {} : { body }) });
+  /** A service and catalogue for one test, so no test sees another's books. */
+  async function fresh(): Promise<Running> {
+    const app = await buildTestApp({ webRoot: WEB_ROOT });
+    apps.push(app);
+    const base = await listenLocally(app);
+    const token = await tokenFor(app);
+    return {
+      base,
+      api: <T>(method: string, url: string, body?: unknown) =>
+        call<T>(app, method, url, { token, ...(body === undefined ? {} : { body }) }),
+    };
+  }
 
   /** A fresh tab (its own sessionStorage) at the page; with `clock`, time it can move on. */
-  async function open(viewport = DESKTOP, options: { clock?: boolean } = {}): Promise<Page> {
+  async function open(
+    running: { base: string },
+    viewport = DESKTOP,
+    options: { clock?: boolean } = {},
+  ): Promise<Page> {
     const context = await browser.newContext({ viewport });
     contexts.push(context);
     const page = await context.newPage();
     if (options.clock) await page.clock.install();
-    await page.goto(base);
+    await page.goto(running.base);
     return page;
   }
 
@@ -77,7 +107,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   const bookCount = (page: Page) => page.locator("#book-count");
 
   test("sign in: a wrong password is told, the right one opens the catalogue", async () => {
-    const page = await open();
+    const page = await open(await fresh());
     await page.screenshot({ path: join(SCREENSHOTS, "sign-in-desktop.png") });
     await signIn(page, "not the password");
     await page.getByRole("alert").getByText("The username or password is wrong.").waitFor();
@@ -90,7 +120,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   });
 
   test("add a book by keyboard; the contract's rules are shown by the fields first", async () => {
-    const page = await open();
+    const running = await fresh();
+    const { api } = running;
+    const page = await open(running);
     await signIn(page);
     await pageStatus(page).getByText("The catalogue is empty.").waitFor();
     // The empty catalogue says so at the top, with what to do next.
@@ -120,20 +152,14 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
     await bookCount(page).getByText("1 book", { exact: true }).waitFor();
     assert.deepEqual(await titles(page), ["The Left Hand of Darkness"]);
-    assert.deepEqual((await api<Book[]>("GET", "/books")).body.data, [
-      { id: 1, title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 },
-    ]);
+    assert.deepEqual((await api<Book[]>("GET", "/books")).body.data, [{ id: 1, ...LEFT_HAND }]);
   });
 
   test("search, sort and page through the catalogue, with no layout jump", async () => {
-    for (let i = 1; i <= 44; i++) {
-      await api("POST", "/book", {
-        title: `${i % 2 ? "Tales" : "poems"} volume ${String(i).padStart(2, "0")}`,
-        author: i % 3 ? "Jorge Luis Borges" : "Italo Calvino",
-        year: 1900 + i,
-      });
-    }
-    const page = await open();
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    await addVolumes(running);
+    const page = await open(running);
     await signIn(page);
     await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
     await bookCount(page).getByText("45 books", { exact: true }).waitFor();
@@ -163,7 +189,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
       assert.equal(await pageStatus(page).innerText(), "Page 1: books 1 to 20.");
       return (await page.locator("tbody td.col-year").allInnerTexts()).map(Number);
     };
-    const years = (await api<Book[]>("GET", "/books")).body.data?.map((b) => b.year) ?? [];
+    const years = (await running.api<Book[]>("GET", "/books")).body.data?.map((b) => b.year) ?? [];
     const ascending = [...years].sort((a, b) => a - b);
     assert.deepEqual(await sortedByYear("ascending"), ascending.slice(0, 20));
     assert.deepEqual(await sortedByYear("descending"), ascending.reverse().slice(0, 20));
@@ -187,7 +213,12 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   });
 
   test("edit a book; a refused save shows the service's message", async () => {
-    const page = await open();
+    const running = await fresh();
+    const { api } = running;
+    const { id } = (await api<Book>("POST", "/book", LEFT_HAND)).body.data as Book;
+    // Another book, so the page shows one book only once the search is answered.
+    await api("POST", "/book", { title: "Ficciones", author: "Borges", year: 1944 });
+    const page = await open(running);
     await signIn(page);
     await page.getByRole("searchbox").fill("Left Hand");
     await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
@@ -198,22 +229,26 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await dialog.getByRole("button", { name: "Save" }).click();
     await dialog.waitFor({ state: "detached" });
     await page.locator("tbody td.col-year").getByText("1970").waitFor();
-    assert.equal((await api<Book>("GET", "/book/1")).body.data?.year, 1970);
+    assert.equal((await api<Book>("GET", `/book/${id}`)).body.data?.year, 1970);
 
     // Someone else deletes the book while it is open here.
     await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
     await dialog.getByLabel("Title").fill("The Dispossessed");
-    await api("DELETE", "/book/1");
+    await api("DELETE", `/book/${id}`);
     await dialog.getByRole("button", { name: "Save" }).click();
     await dialog.getByRole("alert").getByText("The service refused: Book not found.").waitFor();
     await dialog.getByRole("button", { name: "Cancel" }).click();
   });
 
   test("delete asks first", async () => {
+    const running = await fresh();
+    const { api } = running;
     const created = (
       await api<Book>("POST", "/book", { title: "Ficciones", author: "Borges", year: 1944 })
     ).body.data as Book;
-    const page = await open();
+    // Another book, so the page shows one book only once the search is answered.
+    await api("POST", "/book", LEFT_HAND);
+    const page = await open(running);
     await signIn(page);
     await page.getByRole("searchbox").fill("Ficciones");
     await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
@@ -229,7 +264,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   });
 
   test("a token about to expire, after a reload, leads back to sign-in", async () => {
-    const page = await open(DESKTOP, { clock: true });
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    const page = await open(running, DESKTOP, { clock: true });
     await signIn(page);
     await pageStatus(page)
       .getByText(/^Page 1/)
@@ -245,7 +282,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   });
 
   test("a token the service refuses leads back to sign-in", async () => {
-    const page = await open();
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    const page = await open(running);
     await signIn(page);
     await pageStatus(page)
       .getByText(/^Page 1/)
@@ -259,7 +298,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   });
 
   test("on a phone: books as cards, every control within the screen", async () => {
-    const page = await open(PHONE);
+    const running = await fresh();
+    await addVolumes(running);
+    const page = await open(running, PHONE);
     await page.screenshot({ path: join(SCREENSHOTS, "sign-in-phone.png") });
     await signIn(page);
     await pageStatus(page)
@@ -274,11 +315,10 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
   });
 
   test("too many failed sign-ins are told as such", async () => {
-    // A service of its own: its lockout must not reach the other tests.
+    // A service that locks the username out after two failed sign-ins.
     const strict = await buildTestApp({ webRoot: WEB_ROOT, env: { LOGIN_MAX_FAILURES: "2" } });
     try {
-      const page = await open(DESKTOP);
-      await page.goto(await listenLocally(strict));
+      const page = await open({ base: await listenLocally(strict) });
       for (const attempt of ["wrong 1", "wrong 2"]) {
         await signIn(page, attempt);
         await page.getByText("The username or password is wrong.").waitFor();

@@ -1,29 +1,8 @@
 import type { Book, BookCatalogueClient } from "book-catalogue";
-import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
+import { Modal } from "./modal.js";
 import { describeFailure, endsSession } from "./session.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
-
-/** A modal dialog: focus moves in and stays there, Escape cancels, focus returns after. */
-export function Modal(props: { title: string; onCancel: () => void; children: ComponentChildren }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    ref.current?.showModal();
-  }, []);
-  return (
-    <dialog
-      ref={ref}
-      aria-labelledby="dialog-title"
-      onCancel={(event) => {
-        event.preventDefault();
-        props.onCancel();
-      }}
-    >
-      <h2 id="dialog-title">{props.title}</h2>
-      {props.children}
-    </dialog>
-  );
-}
 
 interface ActionProps {
   client: BookCatalogueClient;

@@ -1,0 +1,104 @@
+// The page's books, one row each, under headings that sort; on a phone the rows are cards.
+import type { Book, SortOrder } from "book-catalogue";
+import { COLUMNS, type Column, PAGE_SIZE } from "./query.js";
+
+type Direction = "ascending" | "descending" | undefined;
+
+interface Props {
+  books: Book[] | undefined;
+  sort: SortOrder;
+  /** The rows shown are the last page's, dimmed, until the page asked for comes. */
+  loading: boolean;
+  hidden: boolean;
+  onSort: (field: Column) => void;
+  onEdit: (book: Book) => void;
+  onDelete: (book: Book) => void;
+}
+
+export function BookTable({ books, sort, loading, hidden, onSort, onEdit, onDelete }: Props) {
+  return (
+    <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={hidden}>
+      <table aria-busy={loading} aria-describedby="page-status">
+        <thead>
+          <tr>
+            {COLUMNS.map(({ field, label }) => (
+              <SortHeading key={field} field={field} label={label} sort={sort} onSort={onSort} />
+            ))}
+            <th scope="col" class="col-actions">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {(books ?? []).map((book) => (
+            <BookRow key={book.id} book={book} onEdit={onEdit} onDelete={onDelete} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Screen readers hear what a sort heading does: by text A to Z, by year oldest first. */
+function sortWords(field: Column, direction: Direction) {
+  const [up, down] = field === "year" ? ["oldest first", "newest first"] : ["A to Z", "Z to A"];
+  if (direction === "ascending") return `, sorted ${up}; sort ${down}`;
+  if (direction === "descending") return `, sorted ${down}; sort ${up}`;
+  return `, sort ${up}`;
+}
+
+function SortHeading(props: {
+  field: Column;
+  label: string;
+  sort: SortOrder;
+  onSort: (field: Column) => void;
+}) {
+  const { field, sort } = props;
+  const direction: Direction =
+    sort === field ? "ascending" : sort === `-${field}` ? "descending" : undefined;
+  return (
+    <th scope="col" aria-sort={direction} class={`col-${field}`}>
+      <button type="button" class="sort" onClick={() => props.onSort(field)}>
+        {props.label}
+        <span aria-hidden="true" class="arrow">
+          {direction === "ascending" ? "▲" : direction === "descending" ? "▼" : ""}
+        </span>
+        <span class="visually-hidden">{sortWords(field, direction)}</span>
+      </button>
+    </th>
+  );
+}
+
+function BookRow({ book, onEdit, onDelete }: Pick<Props, "onEdit" | "onDelete"> & { book: Book }) {
+  return (
+    <tr>
+      <td data-label="Title" class="col-title" title={book.title}>
+        {book.title}
+      </td>
+      <td data-label="Author" class="col-author" title={book.author}>
+        {book.author}
+      </td>
+      <td data-label="Year" class="col-year">
+        {book.year}
+      </td>
+      <td class="col-actions">
+        <button
+          type="button"
+          class="quiet"
+          aria-label={`Edit “${book.title}”`}
+          onClick={() => onEdit(book)}
+        >
+          Edit
+        </button>
+        <button
+          type="button"
+          class="quiet danger"
+          aria-label={`Delete “${book.title}”`}
+          onClick={() => onDelete(book)}
+        >
+          Delete
+        </button>
+      </td>
+    </tr>
+  );
+}

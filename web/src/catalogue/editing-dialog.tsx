@@ -1,0 +1,51 @@
+// The dialog open over the catalogue, if any: add or edit a book, import a file, or delete.
+import type { Book, BookCatalogueClient } from "book-catalogue";
+import { BookDialog, ConfirmDelete } from "../book-dialog.js";
+import { ImportDialog } from "../import/import-dialog.js";
+
+export type Editing =
+  | { mode: "add" }
+  | { mode: "import" }
+  | { mode: "edit"; book: Book }
+  | { mode: "delete"; book: Book };
+
+interface Props {
+  editing: Editing;
+  client: BookCatalogueClient;
+  /** After a change: what it did, for the page to announce. */
+  onDone: (message: string) => void;
+  onCancel: () => void;
+  onFailure: (error: unknown) => void;
+}
+
+export function EditingDialog({ editing, client, onDone, onCancel, onFailure }: Props) {
+  switch (editing.mode) {
+    case "add":
+    case "edit":
+      return (
+        <BookDialog
+          client={client}
+          book={editing.mode === "edit" ? editing.book : undefined}
+          onDone={(saved) =>
+            onDone(editing.mode === "add" ? `Added “${saved.title}”.` : `Saved “${saved.title}”.`)
+          }
+          onCancel={onCancel}
+          onFailure={onFailure}
+        />
+      );
+    case "import":
+      return (
+        <ImportDialog client={client} onDone={onDone} onCancel={onCancel} onFailure={onFailure} />
+      );
+    case "delete":
+      return (
+        <ConfirmDelete
+          client={client}
+          book={editing.book}
+          onDone={() => onDone(`Deleted “${editing.book.title}”.`)}
+          onCancel={onCancel}
+          onFailure={onFailure}
+        />
+      );
+  }
+}

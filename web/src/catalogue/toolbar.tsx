@@ -1,0 +1,57 @@
+// Above the table: how many books, the search, and what to do with books (add, import, export).
+import type { BookCatalogueClient } from "book-catalogue";
+import { ExportButtons } from "../export/export-buttons.js";
+import { SearchBar } from "./search-bar.js";
+import type { WalkState } from "./use-walk.js";
+
+interface Props {
+  client: BookCatalogueClient;
+  walk: WalkState;
+  /** How many books match, once counted. */
+  total: number | undefined;
+  onAdd: () => void;
+  onImport: () => void;
+  /** After an export: what it did, for the page to announce. */
+  onExported: (message: string) => void;
+  onFailure: (error: unknown) => void;
+}
+
+/** "1,234 books", or "3 books match “calvino”". */
+function countText(total: number | undefined, q: string | undefined): string {
+  if (total === undefined) return "";
+  return `${total.toLocaleString("en")} ${total === 1 ? "book" : "books"}${q ? ` match “${q}”` : ""}`;
+}
+
+export function Toolbar({ client, walk, total, onAdd, onImport, onExported, onFailure }: Props) {
+  const { q } = walk.query;
+  return (
+    <div class="tools">
+      <div>
+        <h2 id="catalogue-title">Books</h2>
+        <p id="book-count" class="count">
+          {countText(total, q)}
+        </p>
+      </div>
+      <SearchBar
+        value={walk.search}
+        onInput={walk.setSearch}
+        onSearch={(typed) => walk.restart({ q: typed })}
+      />
+      <div class="tool-buttons">
+        <button type="button" onClick={onAdd}>
+          Add a book
+        </button>
+        <button type="button" class="secondary" onClick={onImport}>
+          Import a file
+        </button>
+        <ExportButtons
+          client={client}
+          q={q}
+          disabled={total === 0}
+          onDone={onExported}
+          onFailure={onFailure}
+        />
+      </div>
+    </div>
+  );
+}

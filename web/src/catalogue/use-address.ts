@@ -1,0 +1,75 @@
+// The address follows the page shown (`?q=…&sort=…&after=…&after_key=…`), and the pages
+// walked are kept in the browser's history entry: Back, Forward and reload keep them.
+
+import type { ListQuery, SortOrder } from "book-catalogue";
+import { useEffect, useRef } from "preact/hooks";
+import { DEFAULT_SORT, PAGE_SIZE, SORTS } from "./query.js";
+
+/** The pages walked, kept in the browser's history entry. */
+export interface Walk {
+  trail: ListQuery[];
+  shownBefore: number[];
+}
+
+/** The query the address names: `?q=…&sort=…&after=…&after_key=…`. */
+function queryOfAddress(): ListQuery {
+  const parameters = new URLSearchParams(location.search);
+  const sort = parameters.get("sort") as SortOrder | null;
+  const q = parameters.get("q")?.trim();
+  const query: ListQuery = {
+    limit: PAGE_SIZE,
+    sort: sort !== null && SORTS.includes(sort) ? sort : DEFAULT_SORT,
+    ...(q ? { q } : {}),
+  };
+  const after = Number(parameters.get("after"));
+  if (Number.isSafeInteger(after) && after > 0) {
+    query.after = after;
+    const key = parameters.get("after_key");
+    if (key !== null) query.afterKey = key;
+  }
+  return query;
+}
+
+function addressOf(query: ListQuery): string {
+  const parameters = new URLSearchParams();
+  if (query.q) parameters.set("q", query.q);
+  if (query.sort && query.sort !== DEFAULT_SORT) parameters.set("sort", query.sort);
+  if (query.after !== undefined) parameters.set("after", String(query.after));
+  if (query.afterKey !== undefined) parameters.set("after_key", String(query.afterKey));
+  return parameters.size > 0 ? `?${parameters}` : location.pathname;
+}
+
+/** The walk of this history entry (a reload, Back or Forward), else the address's one page. */
+export function currentWalk(): Walk {
+  const kept = history.state as Walk | null;
+  if (kept?.trail?.length) return kept;
+  return { trail: [queryOfAddress()], shownBefore: [0] };
+}
+
+/**
+ * Keeps the address and the history entry on the walk: a new entry for each step, so Back
+ * goes back. Back and Forward hand the walk of their entry to `onRestore`.
+ */
+export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
+  const { trail, shownBefore } = walk;
+  // A walk restored from the history (Back, Forward) is already where it belongs.
+  const restored = useRef(false);
+  useEffect(() => {
+    if (restored.current) {
+      restored.current = false;
+      return;
+    }
+    const address = addressOf(trail[trail.length - 1] as ListQuery);
+    const kept: Walk = { trail, shownBefore };
+    if (address === (location.search || location.pathname)) history.replaceState(kept, "", address);
+    else history.pushState(kept, "", address);
+  }, [trail]);
+  useEffect(() => {
+    const onPopState = () => {
+      restored.current = true;
+      onRestore(currentWalk());
+    };
+    addEventListener("popstate", onPopState);
+    return () => removeEventListener("popstate", onPopState);
+  }, []);
+}

@@ -1,0 +1,58 @@
+// The page of books the walk has reached, asked of the service, and how many books match.
+
+import type { Book, BookCatalogueClient, ListQuery } from "book-catalogue";
+import { useEffect, useRef, useState } from "preact/hooks";
+
+interface Outcome {
+  /** A refused or failed request. */
+  fail: (error: unknown) => void;
+  /** A page answered: any failure shown before is over. */
+  answered: () => void;
+}
+
+export type ListingState = ReturnType<typeof useListing>;
+
+export function useListing(client: BookCatalogueClient, query: ListQuery, outcome: Outcome) {
+  const [books, setBooks] = useState<Book[]>();
+  const [next, setNext] = useState<ListQuery>();
+  // How many books the search matches: asked for with the first page of each search and after
+  // each change, not with every page (the service counts only when asked).
+  const [total, setTotal] = useState<number>();
+  const counted = useRef<string>();
+  // What the rows shown answer: until it is the current query, they are the old rows, dimmed.
+  const [settled, setSettled] = useState<{ query: ListQuery; reload: number }>();
+  const [reloads, setReloads] = useState(0);
+
+  const loading = settled?.query !== query || settled.reload !== reloads;
+  useEffect(() => {
+    let current = true;
+    const reload = reloads;
+    const countKey = JSON.stringify([query.q ?? "", reload]);
+    const count = counted.current !== countKey;
+    client.listPage(query, { count }).then(
+      (page) => {
+        if (!current) return;
+        setBooks(page.books);
+        setNext(page.next);
+        if (page.total !== undefined) {
+          counted.current = countKey;
+          setTotal(page.total);
+        }
+        outcome.answered();
+        setSettled({ query, reload });
+      },
+      (error) => {
+        if (!current) return;
+        outcome.fail(error);
+        setSettled({ query, reload });
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [query, reloads]);
+
+  /** Asks again for the page shown, and the count: after a change, or a failure. */
+  const reload = () => setReloads((n) => n + 1);
+  return { books, next, total, loading, reload };
+}

@@ -1,0 +1,66 @@
+// The pages the librarian walks: the search typed, the order, and each page reached so far.
+
+import type { ListQuery, SortOrder } from "book-catalogue";
+import { useState } from "preact/hooks";
+import { type Column, DEFAULT_SORT, PAGE_SIZE } from "./query.js";
+import { currentWalk, useAddress, type Walk } from "./use-address.js";
+
+export type WalkState = ReturnType<typeof useWalk>;
+
+export function useWalk() {
+  const [start] = useState(currentWalk);
+  const [search, setSearch] = useState(start.trail.at(-1)?.q ?? "");
+  const [sort, setSort] = useState<SortOrder>(start.trail.at(-1)?.sort ?? DEFAULT_SORT);
+  // The pages walked so far, each as its query (a cursor never an offset): the last is shown.
+  const [trail, setTrail] = useState<ListQuery[]>(start.trail);
+  // How many books the pages before each one of the trail showed: a search of very many
+  // matches may answer a page with fewer than PAGE_SIZE books, and more after it.
+  const [shownBefore, setShownBefore] = useState<number[]>(start.shownBefore);
+
+  useAddress({ trail, shownBefore }, (walk: Walk) => {
+    const shown = walk.trail.at(-1);
+    setTrail(walk.trail);
+    setShownBefore(walk.shownBefore);
+    setSearch(shown?.q ?? "");
+    setSort(shown?.sort ?? DEFAULT_SORT);
+  });
+
+  /** Back to the first page, of the search and order given or else those shown. */
+  const restart = (changes: { q?: string; sort?: SortOrder }) => {
+    const q = (changes.q ?? search).trim();
+    const order = changes.sort ?? sort;
+    setTrail([{ limit: PAGE_SIZE, sort: order, ...(q ? { q } : {}) }]);
+    setShownBefore([0]);
+  };
+
+  const page = trail.length;
+  /** The place in the listing of the page's first book. */
+  const first = (shownBefore[page - 1] ?? 0) + 1;
+  return {
+    query: trail[trail.length - 1] as ListQuery,
+    search,
+    sort,
+    page,
+    first,
+    setSearch,
+    restart,
+    clearSearch: () => {
+      setSearch("");
+      restart({ q: "" });
+    },
+    sortBy: (field: Column) => {
+      const order: SortOrder = sort === field ? `-${field}` : field;
+      setSort(order);
+      restart({ sort: order });
+    },
+    previous: () => {
+      setTrail(trail.slice(0, -1));
+      setShownBefore(shownBefore.slice(0, -1));
+    },
+    /** On to the page `next`, after the `shown` books of this one. */
+    forward: (next: ListQuery, shown: number) => {
+      setTrail([...trail, next]);
+      setShownBefore([...shownBefore, first - 1 + shown]);
+    },
+  };
+}
