@@ -1,9 +1,14 @@
 // Prometheus metrics: requests and latency by route and status, store errors, the process.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { createRedisLoginLimiter } from "../src/auth/redis-login-limiter.js";
 import { createMetrics } from "../src/http/metrics.js";
+import { openSqliteStore } from "../src/store/sqlite/store.js";
 import { buildTestApp, call, tokenFor } from "./helpers.js";
 import { startService } from "./service.js";
 
@@ -37,7 +42,7 @@ test("requests are counted by method, route pattern and status, with their time"
   assert.match(text, /process_cpu_user_seconds_total/);
 });
 
-test("store failures are counted", async () => {
+test("a login limiter that cannot be reached is counted as such, not as a store error", async () => {
   const metrics = createMetrics();
   // Logins count failures in a Redis that cannot be reached: a real 503.
   const app = await buildTestApp({
@@ -49,6 +54,29 @@ test("store failures are counted", async () => {
     503,
   );
   await app.close();
+  const text = await metrics.registry.metrics();
+  assert.match(text, /book_catalogue_login_limiter_errors_total 1/);
+  assert.doesNotMatch(text, /book_catalogue_store_errors_total\{/);
+});
+
+test("store failures are counted", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "books-metrics-"));
+  const path = join(dir, "books.db");
+  const metrics = createMetrics();
+  const app = await buildTestApp({ metrics, store: openSqliteStore(path) });
+  // Another connection holds the write lock past the store's busy timeout: a real 503.
+  const other = new DatabaseSync(path);
+  other.exec("BEGIN IMMEDIATE");
+  try {
+    const token = await tokenFor(app);
+    const book = { title: "Locked", author: "Out", year: 2000 };
+    assert.equal((await call(app, "POST", "/book", { token, body: book })).status, 503);
+  } finally {
+    other.exec("ROLLBACK");
+    other.close();
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
   assert.match(
     await metrics.registry.metrics(),
     /book_catalogue_store_errors_total\{kind="unavailable"\} 1/,

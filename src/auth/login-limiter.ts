@@ -15,6 +15,17 @@ export interface LoginLimiter {
   close(): Promise<void>;
 }
 
+/**
+ * The failed-login counts cannot be reached (Redis, or the primary process with WORKERS):
+ * logins answer 503 rather than go unlimited, and the log and metrics name the limiter.
+ */
+export class LimiterUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the failed-login counts are unavailable", options);
+    this.name = "LimiterUnavailableError";
+  }
+}
+
 interface Window {
   attempts: number;
   endsAt: number;

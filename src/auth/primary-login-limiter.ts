@@ -1,8 +1,7 @@
 // With WORKERS above 1 and no Redis, the failed-login counts live in the primary process and
 // every worker asks it: one count per client for the whole service, not one per worker.
 import cluster from "node:cluster";
-import { StoreUnavailableError } from "../store/store.js";
-import type { LoginLimiter } from "./login-limiter.js";
+import { LimiterUnavailableError, type LoginLimiter } from "./login-limiter.js";
 
 const ASK = "book-catalogue:login-limit";
 const ANSWER = "book-catalogue:login-limit-answer";
@@ -42,7 +41,7 @@ export function createPrimaryLoginLimiter(): LoginLimiter {
     waiting.delete(message.id as number);
   };
   const onDisconnect = () => {
-    for (const { reject } of waiting.values()) reject(new StoreUnavailableError());
+    for (const { reject } of waiting.values()) reject(new LimiterUnavailableError());
     waiting.clear();
   };
   process.on("message", onMessage);
@@ -50,7 +49,7 @@ export function createPrimaryLoginLimiter(): LoginLimiter {
   const ask = (step: Ask["step"], client: string) =>
     new Promise<number>((resolve, reject) => {
       if (!process.connected || process.send === undefined) {
-        reject(new StoreUnavailableError());
+        reject(new LimiterUnavailableError());
         return;
       }
       const id = next++;

@@ -1,6 +1,5 @@
 import { Redis } from "ioredis";
-import { StoreUnavailableError } from "../store/store.js";
-import type { LoginLimiter } from "./login-limiter.js";
+import { LimiterUnavailableError, type LoginLimiter } from "./login-limiter.js";
 
 // One round trip that counts the attempt and decides on the new count, so no other attempt can
 // come between the check and the count. The first attempt of a window sets its expiry in the
@@ -46,7 +45,7 @@ export function createRedisLoginLimiter(
     try {
       return await operation();
     } catch (error) {
-      throw new StoreUnavailableError({ cause: error });
+      throw new LimiterUnavailableError({ cause: error });
     }
   };
   const windowMs = windowSeconds * 1000;

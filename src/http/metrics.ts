@@ -8,6 +8,8 @@ export interface Metrics {
   observe(request: FastifyRequest, reply: FastifyReply): void;
   /** Counts a store failure: `unavailable` (503) or `error` (500). */
   storeError(kind: "unavailable" | "error"): void;
+  /** Counts a login answered 503 because the failed-login counts could not be reached. */
+  limiterError(): void;
 }
 
 /** Prometheus metrics: requests, latency, store errors, and the process's own. */
@@ -34,6 +36,11 @@ export function createMetrics(): Metrics {
     labelNames: ["kind"] as const,
     registers: [registry],
   });
+  const limiterErrors = new Counter({
+    name: "book_catalogue_login_limiter_errors_total",
+    help: "Logins answered 503 because the failed-login counts (Redis, or the primary) could not be reached",
+    registers: [registry],
+  });
   return {
     registry,
     observe(request, reply) {
@@ -47,6 +54,7 @@ export function createMetrics(): Metrics {
       duration.observe(labels, reply.elapsedTime / 1000);
     },
     storeError: (kind) => storeErrors.inc({ kind }),
+    limiterError: () => limiterErrors.inc(),
   };
 }
 

@@ -1,0 +1,118 @@
+// What a client sees when something goes wrong: one handler for errors thrown while
+// answering, the 404 and 405 of paths and methods no route takes, and the answer to a request
+// Node's own parser refused. A 5xx never shows server-side detail.
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { LimiterUnavailableError } from "../auth/login-limiter.js";
+import { SearchTooBroadError, StoreUnavailableError } from "../store/store.js";
+import { Messages, respond } from "./envelope.js";
+import type { Metrics } from "./metrics.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The 400 message for a body this route cannot use. */
+    invalidBodyMessage?: string;
+  }
+}
+
+/** Answers every error thrown by a route in the envelope, and 404/405 for the rest. */
+export function addErrorHandlers(app: FastifyInstance, metrics: Metrics | undefined): void {
+  const allowedMethods = trackRouteMethods(app);
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    handleError(error, request, reply, metrics),
+  );
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(request.url);
+    // A route that takes this method but found nothing (a missing file under a static
+    // prefix) is a 404: only a method the path does not take is a 405.
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      return respond(reply, 404, Messages.notFound);
+    }
+    reply.header("allow", allowed.join(", "));
+    return respond(reply, 405, Messages.methodNotAllowed);
+  });
+}
+
+function handleError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  metrics: Metrics | undefined,
+) {
+  const invalidBody = request.routeOptions.config.invalidBodyMessage;
+  if (error.validation) return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return respond(reply, 413, Messages.payloadTooLarge);
+  }
+  if (error instanceof SearchTooBroadError) return respond(reply, 400, Messages.searchTooBroad);
+  if (error instanceof StoreUnavailableError) {
+    request.log.warn({ reqId: request.id, err: error.cause ?? error }, "store unavailable");
+    metrics?.storeError("unavailable");
+    return respond(reply, 503, Messages.serviceUnavailable);
+  }
+  if (error instanceof LimiterUnavailableError) {
+    request.log.warn({ reqId: request.id, err: error.cause ?? error }, "login limiter unavailable");
+    metrics?.limiterError();
+    return respond(reply, 503, Messages.serviceUnavailable);
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  request.log.error({ reqId: request.id, err: error }, "unexpected failure");
+  metrics?.storeError("error");
+  return respond(reply, 500, Messages.internalError);
+}
+
+/**
+ * Records each route's methods as it is registered, and answers which methods a concrete path
+ * allows, so a known path with a wrong method gets 405 and an `Allow` header.
+ */
+function trackRouteMethods(app: FastifyInstance): (url: string) => string[] {
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook("onRoute", (route) => {
+    const source = route.url
+      .replace(/\/$/, "")
+      .replace(/:[^/]+/g, "[^/]+")
+      .replace(/\*$/, ".*");
+    const pattern = new RegExp(`^${source}$`);
+    let entry = routes.find((r) => r.pattern.source === pattern.source);
+    if (entry === undefined) {
+      entry = { pattern, methods: new Set() };
+      routes.push(entry);
+    }
+    for (const method of [route.method].flat()) entry.methods.add(method);
+  });
+  return (url) => {
+    const path = (url.split("?")[0] ?? "").replace(/\/$/, "");
+    const entry = routes.find((r) => r.pattern.test(path));
+    return entry ? [...entry.methods].sort() : [];
+  };
+}
+
+const CLIENT_ERROR_GRACE_MS = 1000;
+
+/** Requests Node's HTTP parser refused: answered in the envelope, then the connection closes. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, Messages.headersTooLarge]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, Messages.requestTimeout]
+        : [400, Messages.badRequest];
+  const body = JSON.stringify({ status, message, data: null });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
+  // end() only half-closes: a client that never reads nor closes its side would hold the
+  // descriptor for minutes (FIN-WAIT-2). It gets a moment to read the answer, then the socket
+  // goes; destroying at once could reset the connection before the answer is read.
+  const timer = setTimeout(() => socket.destroy(), CLIENT_ERROR_GRACE_MS);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+}
