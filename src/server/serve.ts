@@ -1,0 +1,89 @@
+// One serving process: the only one, or a worker of the primary (primary.ts).
+import cluster from "node:cluster";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Config, describeDb } from "../config.js";
+import { type App, buildApp } from "../http/app.js";
+import { WEB_ROOT } from "../http/web-page.js";
+import { openStore } from "../store/open.js";
+import type { BookStore } from "../store/store.js";
+import { fail } from "./fail.js";
+import { greet } from "./greeting.js";
+import { createProcessMetrics, serveProcessMetrics } from "./metrics.js";
+import { onStopSignal, SHUTDOWN, shutdown } from "./shutdown.js";
+
+export async function serve(config: Config): Promise<void> {
+  // In a worker, the primary has said what there is to say about the configuration.
+  const worker = cluster.worker?.id;
+  let store: BookStore;
+  try {
+    store = await openStore(config);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const metrics = await createProcessMetrics(config, worker !== undefined);
+  const app = await buildApp({
+    config,
+    store,
+    webRoot: WEB_ROOT,
+    ...(metrics ? { metrics } : {}),
+    ...(worker !== undefined ? { worker } : {}),
+  });
+  if (worker === undefined) {
+    for (const warning of config.warnings) app.log.warn(warning);
+    app.log.info({ store: describeDb(config.db) }, "store ready");
+  }
+  await listen(app, store, config);
+  if (worker === undefined) greet(config, (app.server.address() as AddressInfo).port);
+
+  let metricsServer: Server | undefined;
+  if (metrics && worker === undefined) {
+    try {
+      metricsServer = await serveProcessMetrics(config, metrics);
+    } catch (error) {
+      await app.close();
+      await store.close();
+      fail((error as Error).message);
+    }
+    app.log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
+  }
+  stopOnRequest(worker, (reason) => {
+    metricsServer?.close();
+    void shutdown(app, store, config.shutdownTimeoutMs, reason);
+  });
+}
+
+async function listen(app: App, store: BookStore, config: Config): Promise<void> {
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await store.close();
+    const inUse = (error as { code?: string }).code === "EADDRINUSE";
+    const other = config.port === 8080 ? 8081 : config.port + 1;
+    fail(
+      inUse
+        ? `port ${config.port} is in use on ${config.host} (the catalogue already running, or another service?): stop it, or choose another port, e.g. PORT=${other}`
+        : `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
+  }
+}
+
+/** Calls `stop` once: on a signal, and in a worker when its primary stops or is gone. */
+function stopOnRequest(worker: number | undefined, stop: (reason: string) => void): void {
+  let stopping = false;
+  const stopOnce = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    // A worker that begins shutting down on its own tells the primary, which stops them all:
+    // /ready then answers 503 in every worker.
+    if (worker !== undefined && process.connected) process.send?.({ type: SHUTDOWN });
+    stop(reason);
+  };
+  onStopSignal(stopOnce);
+  if (worker === undefined) return;
+  process.on("message", (message: { type?: string }) => {
+    if (message?.type === SHUTDOWN) stopOnce("the primary is stopping");
+  });
+  // The primary is gone (killed, say): nothing restarts this worker or keeps its limits.
+  process.once("disconnect", () => stopOnce("the primary is gone"));
+}

@@ -1,0 +1,37 @@
+import type { App } from "../http/app.js";
+import type { BookStore } from "../store/store.js";
+
+/** Sent to a worker: begin shutdown. Sent by a worker: it has begun, so all must. */
+export const SHUTDOWN = "book-catalogue:shutdown";
+
+/** Calls `stop` once, on the first SIGTERM or SIGINT, with the signal's name. */
+export function onStopSignal(stop: (reason: string) => void): void {
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+/**
+ * Stops accepting, lets in-flight requests finish (at most `timeoutMs`), closes the store and
+ * exits 0.
+ */
+export async function shutdown(app: App, store: BookStore, timeoutMs: number, reason: string) {
+  app.log.info({ reason }, "shutting down");
+  app.beginShutdown();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), timeoutMs);
+  });
+  const closed = app.close().then(() => false);
+  if (await Promise.race([closed, timedOut])) {
+    app.log.warn(
+      { timeoutMs },
+      "in-flight requests did not finish in time; closing their connections",
+    );
+    app.server.closeAllConnections();
+    await closed;
+  }
+  clearTimeout(timer);
+  await store.close();
+  app.log.info("stopped");
+  process.exit(0);
+}
