@@ -86,36 +86,8 @@ const PAGE_SIZE = 500;
 export function createClient(options: ClientOptions): BookCatalogueClient {
   const base = options.baseUrl.replace(/\/+$/, "");
 
-  async function send<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers?: Record<string, string>,
-  ) {
-    let response: Response;
-    try {
-      response = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          ...headers,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    } catch (error) {
-      throw new CatalogueError(0, `cannot reach the service at ${base}: ${why(error)}`, {
-        cause: error,
-      });
-    }
-    let envelope: Envelope<T>;
-    try {
-      envelope = (await response.json()) as Envelope<T>;
-    } catch {
-      throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
-    }
-    if (!response.ok) throw new CatalogueError(response.status, envelope.message);
-    return { data: envelope.data, headers: response.headers };
-  }
+  const send = <T>(method: string, path: string, body?: unknown, headers?: HeaderFields) =>
+    sendRequest<T>(base, method, path, body, headers);
 
   const { username, password } = options;
   let current = options.token
@@ -140,7 +112,7 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
     method: string,
     path: string,
     body?: unknown,
-    headers?: Record<string, string>,
+    headers?: HeaderFields,
   ) {
     try {
       return await send<T>(method, path, body, { ...headers, authorization: await token() });
@@ -153,25 +125,12 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
   }
 
   async function listPage(query: ListQuery = {}, options: { count?: boolean } = {}) {
-    const { afterKey, ...rest } = query;
-    const parameters = new URLSearchParams(
-      Object.entries({ ...rest, after_key: afterKey }).flatMap(
-        ([key, value]): [string, string][] => (value === undefined ? [] : [[key, String(value)]]),
-      ),
-    );
-    const suffix = parameters.size > 0 ? `?${parameters}` : "";
-    const prefer: Record<string, string> = options.count ? { prefer: "count=exact" } : {};
-    const { data, headers } = await authorized<Book[]>("GET", `/books${suffix}`, undefined, prefer);
+    const prefer: HeaderFields = options.count ? { prefer: "count=exact" } : {};
+    const path = `/books${queryString(query)}`;
+    const { data, headers } = await authorized<Book[]>("GET", path, undefined, prefer);
     const counted = headers.get("x-total-count");
     const total = counted === null ? undefined : Number(counted);
-    const link = headers.get("link");
-    const target = link ? /^<([^>]*)>/.exec(link)?.[1] : undefined;
-    if (target === undefined) return { books: data, next: undefined, total };
-    const cursor = new URL(target, "http://link").searchParams;
-    const next: ListQuery = { ...query, after: Number(cursor.get("after")) };
-    const key = cursor.get("after_key");
-    if (key !== null) next.afterKey = key;
-    return { books: data, next, total };
+    return { books: data, next: nextQuery(query, headers.get("link")), total };
   }
 
   return {
@@ -192,6 +151,63 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       }
     },
   };
+}
+
+type HeaderFields = Record<string, string>;
+
+/** One request and its envelope's data; every failure a CatalogueError. */
+async function sendRequest<T>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: HeaderFields,
+) {
+  let response: Response;
+  try {
+    response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...headers,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    throw new CatalogueError(0, `cannot reach the service at ${base}: ${why(error)}`, {
+      cause: error,
+    });
+  }
+  let envelope: Envelope<T>;
+  try {
+    envelope = (await response.json()) as Envelope<T>;
+  } catch {
+    throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
+  }
+  if (!response.ok) throw new CatalogueError(response.status, envelope.message);
+  return { data: envelope.data, headers: response.headers };
+}
+
+/** A listing's query string: `?…`, or nothing for no parameter. */
+function queryString(query: ListQuery): string {
+  const { afterKey, ...rest } = query;
+  const parameters = new URLSearchParams(
+    Object.entries({ ...rest, after_key: afterKey }).flatMap(([key, value]): [string, string][] =>
+      value === undefined ? [] : [[key, String(value)]],
+    ),
+  );
+  return parameters.size > 0 ? `?${parameters}` : "";
+}
+
+/** The query of the next page, from the Link header; undefined on the last page. */
+function nextQuery(query: ListQuery, link: string | null): ListQuery | undefined {
+  const target = link ? /^<([^>]*)>/.exec(link)?.[1] : undefined;
+  if (target === undefined) return undefined;
+  const cursor = new URL(target, "http://link").searchParams;
+  const next: ListQuery = { ...query, after: Number(cursor.get("after")) };
+  const key = cursor.get("after_key");
+  if (key !== null) next.afterKey = key;
+  return next;
 }
 
 /** Why a request got no answer, in a few words: Node's fetch puts the reason in the cause. */
