@@ -96,26 +96,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return devDefault;
   };
 
-  const username = required("AUTH_USERNAME", "admin");
-  const password = required("AUTH_PASSWORD", "password");
-  if (!production && (read("AUTH_USERNAME") === undefined || read("AUTH_PASSWORD") === undefined)) {
-    warnings.push(
-      "using the development credentials: set AUTH_USERNAME and AUTH_PASSWORD before exposing the service",
-    );
-  }
-
-  let secret = read("SECRET_TOKEN");
-  if (secret === undefined) {
-    if (production) problems.push("SECRET_TOKEN is required when NODE_ENV=production");
-    else {
-      warnings.push(
-        "SECRET_TOKEN is not set: signing with a random secret, so tokens die with the process",
-      );
-    }
-    secret = randomBytes(MIN_SECRET_BYTES).toString("base64url");
-  } else if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
-    problems.push(`SECRET_TOKEN must be at least ${MIN_SECRET_BYTES} bytes long`);
-  }
+  const { username, password, secret } = readSecrets(
+    read,
+    required,
+    production,
+    warnings,
+    problems,
+  );
 
   const rawDbUrl = read("DB_URL");
   if (rawDbUrl === undefined && production) {
@@ -168,6 +155,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** The credentials and the token secret: required in production, development defaults else. */
+function readSecrets(
+  read: (name: string) => string | undefined,
+  required: (name: string, devDefault: string) => string,
+  production: boolean,
+  warnings: string[],
+  problems: string[],
+) {
+  const username = required("AUTH_USERNAME", "admin");
+  const password = required("AUTH_PASSWORD", "password");
+  if (!production && (read("AUTH_USERNAME") === undefined || read("AUTH_PASSWORD") === undefined)) {
+    warnings.push(
+      "using the development credentials: set AUTH_USERNAME and AUTH_PASSWORD before exposing the service",
+    );
+  }
+
+  let secret = read("SECRET_TOKEN");
+  if (secret === undefined) {
+    if (production) problems.push("SECRET_TOKEN is required when NODE_ENV=production");
+    else {
+      warnings.push(
+        "SECRET_TOKEN is not set: signing with a random secret, so tokens die with the process",
+      );
+    }
+    secret = randomBytes(MIN_SECRET_BYTES).toString("base64url");
+  } else if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
+    problems.push(`SECRET_TOKEN must be at least ${MIN_SECRET_BYTES} bytes long`);
+  }
+
+  return { username, password, secret };
 }
 
 export function parseDbUrl(url: string, problems: string[]): DbTarget {
