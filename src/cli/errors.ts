@@ -1,0 +1,24 @@
+import { CatalogueError } from "../client/client.js";
+
+/** The command line is wrong: exit 2. */
+export class UsageError extends Error {}
+/** The file cannot be imported at all: exit 2. */
+export class FileError extends Error {}
+
+/** The one line a failure prints, and the exit code: 2 when nothing could be tried, else 1. */
+export function describeFailure(error: unknown): { message: string; exitCode: number } {
+  const message =
+    error instanceof UsageError
+      ? `${error.message} (book-catalogue --help)`
+      : error instanceof CatalogueError
+        ? `the service answered ${error.status}: ${error.message}`
+        : (error as { code?: string }).code === "ECONNREFUSED" ||
+            (error as Error).message === "fetch failed"
+          ? "cannot reach the service (is it running? --url)"
+          : (error as Error).message;
+  const unusable =
+    error instanceof UsageError ||
+    error instanceof FileError ||
+    String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+  return { message, exitCode: unusable ? 2 : 1 };
+}

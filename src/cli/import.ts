@@ -1,0 +1,147 @@
+// book-catalogue import: a file's rows checked, duplicates skipped, the rest created in the
+// file's order, refusals reported with their line.
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { CatalogueError, createClient } from "../client/client.js";
+import {
+  BookFileError,
+  checkRow,
+  parseBookFile,
+  type RowFields,
+  sameBookKey,
+} from "../rules/import-rows.js";
+import { connection, connectionOptions } from "./connection.js";
+import { FileError, UsageError } from "./errors.js";
+
+/** The file's rows, each with the line of the file it starts on. */
+function readRows(path: string): RowFields[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new FileError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseBookFile(text);
+  } catch (error) {
+    if (error instanceof BookFileError) throw new FileError(`${path} ${error.message}`);
+    throw error;
+  }
+}
+
+/** How a refused row is reported: its line, its title when it has one, and why. */
+function describeRefusal(
+  row: { line: number; title?: string | undefined },
+  reason: string,
+): string {
+  const title = row.title === undefined ? "" : ` (${JSON.stringify(row.title)})`;
+  return `line ${row.line}${title}: ${reason}`;
+}
+
+/** A progress bar on a terminal; a plain line every 1,000 rows otherwise. */
+function progress(total: number, dryRun: boolean) {
+  const tty = process.stderr.isTTY;
+  let last = 0;
+  return (done: number, counts: Counts) => {
+    const status = dryRun
+      ? `checked, ${counts.rejected} refused`
+      : `imported ${counts.imported}, ${counts.duplicates} duplicates skipped, ${counts.rejected} refused`;
+    if (tty) {
+      const width = 30;
+      const filled = Math.round((done / Math.max(total, 1)) * width);
+      process.stderr.write(
+        `\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${done}/${total} ${status}`,
+      );
+      if (done === total) process.stderr.write("\n");
+    } else if (done - last >= 1000 || done === total) {
+      last = done;
+      process.stderr.write(`progress: ${done}/${total} ${status}\n`);
+    }
+  };
+}
+
+interface Counts {
+  imported: number;
+  duplicates: number;
+  rejected: number;
+}
+
+export async function importFile(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...connectionOptions,
+      "dry-run": { type: "boolean" },
+      duplicates: { type: "string" },
+      concurrency: { type: "string" },
+    },
+  });
+  const [file] = positionals;
+  if (!file || positionals.length > 1) throw new UsageError("import takes one FILE");
+  const concurrency = Number(values.concurrency ?? 1);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new UsageError("--concurrency takes a whole number from 1 to 64");
+  }
+  const duplicates = values.duplicates ?? "skip";
+  if (duplicates !== "skip" && duplicates !== "keep") {
+    throw new UsageError("--duplicates is skip or keep");
+  }
+  const rows = readRows(file).map(checkRow);
+  const refusals: { line: number; text: string }[] = [];
+  for (const row of rows) {
+    if (row.problems)
+      refusals.push({ line: row.line, text: describeRefusal(row, row.problems.join("; ")) });
+  }
+  const valid = rows.filter((row) => row.book !== undefined);
+  const client = createClient(connection(values));
+  // The catalogue's books before the import: a row equal to one of them is a duplicate.
+  // Rows equal to each other are all imported, so an export of a catalogue that holds the
+  // same book twice comes back whole.
+  const existing = new Set<string>();
+  if (duplicates === "skip") {
+    for await (const book of client.books()) existing.add(sameBookKey(book));
+  }
+  const dryRun = values["dry-run"] === true;
+  const counts: Counts = { imported: 0, duplicates: 0, rejected: refusals.length };
+  const report = progress(rows.length, dryRun);
+  let done = refusals.length;
+  let next = 0;
+  const importer = async () => {
+    while (next < valid.length) {
+      const row = valid[next++] as (typeof valid)[number];
+      if (duplicates === "skip" && existing.has(sameBookKey(row.book))) {
+        counts.duplicates += 1;
+      } else if (!dryRun) {
+        try {
+          await client.createBook(row.book);
+          counts.imported += 1;
+        } catch (error) {
+          if (!(error instanceof CatalogueError) || error.status >= 500 || error.status === 401)
+            throw error;
+          counts.rejected += 1;
+          refusals.push({
+            line: row.line,
+            text: describeRefusal(
+              { line: row.line, title: row.book.title },
+              `the service refused it: ${error.message}`,
+            ),
+          });
+        }
+      }
+      done += 1;
+      report(done, counts);
+    }
+  };
+  report(done, counts);
+  await Promise.all(Array.from({ length: concurrency }, importer));
+  refusals.sort((a, b) => a.line - b.line);
+  for (const refusal of refusals) process.stderr.write(`refused ${refusal.text}\n`);
+  const skipped = `${counts.duplicates} duplicate${counts.duplicates === 1 ? "" : "s"} skipped`;
+  process.stdout.write(
+    dryRun
+      ? `dry run: ${valid.length - counts.duplicates} of ${rows.length} rows would be imported; ${skipped}; ${counts.rejected} refused\n`
+      : `imported ${counts.imported} of ${rows.length} rows; ${skipped}; ${counts.rejected} refused\n`,
+  );
+  if (counts.rejected > 0) process.exitCode = 1;
+}
