@@ -87,7 +87,11 @@ describe("book-catalogue", () => {
       [["import", "x.csv", "--duplicates", "maybe"], /--duplicates is skip or keep/, 2],
       [["export", "--format", "xml", ...connection], /--format is json or csv/, 2],
       [["export", "--bogus"], /Unknown option '--bogus'/, 2],
-      [["token", "--url", "http://127.0.0.1:1"], /cannot reach the service/, 1],
+      [
+        ["token", "--url", "http://127.0.0.1:1"],
+        /^book-catalogue: cannot reach the service at http:\/\/127\.0\.0\.1:1: .+ \(is it running\? --url\)$/m,
+        1,
+      ],
       [
         ["token", "--url", service.url, "--username", "x", "--password", "y"],
         /401: Invalid credentials/,

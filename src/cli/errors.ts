@@ -11,11 +11,10 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
     error instanceof UsageError
       ? `${error.message} (book-catalogue --help)`
       : error instanceof CatalogueError
-        ? `the service answered ${error.status}: ${error.message}`
-        : (error as { code?: string }).code === "ECONNREFUSED" ||
-            (error as Error).message === "fetch failed"
-          ? "cannot reach the service (is it running? --url)"
-          : (error as Error).message;
+        ? error.status === 0
+          ? `${error.message} (is it running? --url)`
+          : `the service answered ${error.status}: ${error.message}`
+        : (error as Error).message;
   const unusable =
     error instanceof UsageError ||
     error instanceof FileError ||
