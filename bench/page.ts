@@ -8,7 +8,7 @@ import { loadConfig } from "../src/config.js";
 import { buildApp } from "../src/http/app.js";
 import { WEB_ROOT } from "../src/http/web-page.js";
 import { openSqliteStore } from "../src/store/sqlite/store.js";
-import { launchChromium } from "../test/browser.js";
+import { launchChromium } from "../test/support/browser.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 
 const dir = mkdtempSync(join(tmpdir(), "page-measure-"));

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../src/store/open.js";
-import { startService } from "../test/service.js";
+import { startService } from "../test/support/service.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 import { DELETE_BLOCK, hasWrk, runLoad } from "./load.js";
 

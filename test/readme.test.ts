@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { startService } from "./service.js";
+import { startService } from "./support/service.js";
 
 const README = readFileSync(
   join(dirname(fileURLToPath(import.meta.url)), "..", "README.md"),

@@ -1,0 +1,366 @@
+// The book-catalogue command, as the package's bin runs it (the built dist/cli/main.js).
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type Book, createClient } from "../../src/client/client.js";
+import { type Service, startService } from "../support/service.js";
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cli", "main.js");
+const CREDENTIALS = { username: "librarian", password: "cli-test-password" };
+const ENV = {
+  HOST: "127.0.0.1",
+  PORT: "0",
+  AUTH_USERNAME: CREDENTIALS.username,
+  AUTH_PASSWORD: CREDENTIALS.password,
+  SECRET_TOKEN: "cli-test-secret-of-at-least-32-bytes",
+};
+
+/** Runs the command; resolves with its exit code and output, never rejects. */
+function run(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { PATH: process.env.PATH ?? "", ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The options that point a command at a running service, as the test's librarian. */
+const connectionTo = (service: Service) => [
+  "--url",
+  service.url,
+  "--username",
+  CREDENTIALS.username,
+  "--password",
+  CREDENTIALS.password,
+];
+
+const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
+
+describe("book-catalogue", () => {
+  let dir: string;
+  let service: Service;
+  let connection: string[];
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "books-cli-"));
+    service = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "a.db")}` },
+      { direct: true },
+    );
+    connection = connectionTo(service);
+  });
+  after(async () => {
+    await service.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("--help for the command and for each subcommand", async () => {
+    for (const args of [
+      ["--help"],
+      ...["serve", "token", "import", "export"].map((c) => [c, "--help"]),
+    ]) {
+      const { code, stdout } = await run(args);
+      assert.equal(code, 0, args.join(" "));
+      assert.match(stdout, /^Usage: book-catalogue/);
+    }
+  });
+
+  test("no command: the usage on standard error, exit 2", async () => {
+    const { code, stdout, stderr } = await run([]);
+    assert.equal(code, 2);
+    assert.equal(stdout, "");
+    assert.match(stderr, /^Usage: book-catalogue/);
+  });
+
+  test("errors are one clear line; exit 2 when the command or file cannot be used, 1 when the service fails", async () => {
+    for (const [args, pattern, exit] of [
+      [["frobnicate"], /unknown command "frobnicate"/, 2],
+      [["import"], /import takes one FILE/, 2],
+      [["import", join(dir, "missing.csv"), ...connection], /cannot read/, 2],
+      [["import", "x.csv", "--duplicates", "maybe"], /--duplicates is skip or keep/, 2],
+      [["export", "--format", "xml", ...connection], /--format is json or csv/, 2],
+      [["export", "--bogus"], /Unknown option '--bogus'/, 2],
+      [
+        ["token", "--url", "http://127.0.0.1:1"],
+        /^book-catalogue: cannot reach the service at http:\/\/127\.0\.0\.1:1: .+ \(is it running\? --url\)$/m,
+        1,
+      ],
+      [
+        ["token", "--url", service.url, "--username", "x", "--password", "y"],
+        /401: Invalid credentials/,
+        1,
+      ],
+    ] as const) {
+      const { code, stderr } = await run([...args]);
+      assert.equal(code, exit, args.join(" "));
+      assert.equal(stderr.trim().split("\n").length, 1, stderr);
+      assert.match(stderr, /^book-catalogue: /);
+      assert.match(stderr, pattern);
+    }
+  });
+
+  test("token prints a working token", async () => {
+    const { code, stdout } = await run(["token", ...connection]);
+    assert.equal(code, 0);
+    const response = await fetch(`${service.url}/books`, {
+      headers: { authorization: stdout.trim() },
+    });
+    assert.equal(response.status, 200);
+  });
+
+  test("importing a 10,000-row Goodreads export: progress, a report of the bad rows, the rest imported", async () => {
+    const header =
+      "Book Id,Title,Author,Author l-f,ISBN,My Rating,Year Published,Original Publication Year";
+    // Row n is on line n + 1, below the header.
+    const bad = new Map<number, string>([
+      [17, "line 18: the title is empty"],
+      [250, 'line 251 ("Book, \\"250\\""): the year must be a whole number from -9999 to 9999'],
+      [4999, 'line 5000 ("Book, \\"4999\\""): the year must be a whole number from -9999 to 9999'],
+      [9000, 'line 9001 ("Book, \\"9000\\""): the author is empty'],
+    ]);
+    const lines = [header];
+    for (let row = 1; row <= 10_000; row++) {
+      const title = row === 17 ? "" : `Book, "${row}"`;
+      const author = row === 9000 ? "" : `Author ${row % 97}`;
+      const original =
+        row === 250
+          ? "twelve"
+          : row === 4999
+            ? "12000"
+            : row % 3 === 0
+              ? ""
+              : String(1900 + (row % 120));
+      lines.push(
+        [row, quote(title), quote(author), quote("x"), '"=""0441013593"""', 4, 2001, original].join(
+          ",",
+        ),
+      );
+    }
+    const file = join(dir, "goodreads_library_export.csv");
+    writeFileSync(file, `\uFEFF${lines.join("\n")}\n`);
+
+    const dry = await run(["import", file, "--dry-run", ...connection]);
+    assert.equal(dry.code, 1);
+    assert.equal(
+      dry.stdout,
+      "dry run: 9996 of 10000 rows would be imported; 0 duplicates skipped; 4 refused\n",
+    );
+    assert.doesNotMatch(dry.stderr, /imported/);
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    assert.equal((await client.listPage({ limit: 1 })).books.length, 0, "a dry run sends nothing");
+
+    // Eight at a time: faster, and the order of the books is not the file's.
+    const { code, stdout, stderr } = await run([
+      "import",
+      file,
+      "--concurrency",
+      "8",
+      ...connection,
+    ]);
+    assert.equal(code, 1, "rows were refused");
+    assert.equal(stdout, "imported 9996 of 10000 rows; 0 duplicates skipped; 4 refused\n");
+    const progressLines = stderr.split("\n").filter((line) => line.startsWith("progress: "));
+    assert.ok(progressLines.length >= 10, stderr.slice(0, 500));
+    assert.equal(
+      progressLines.at(-1),
+      "progress: 10000/10000 imported 9996, 0 duplicates skipped, 4 refused",
+    );
+    assert.deepEqual(
+      stderr.split("\n").filter((line) => line.startsWith("refused ")),
+      [...bad.values()].map((text) => `refused ${text}`),
+    );
+    const books: Book[] = [];
+    for await (const book of client.books()) books.push(book);
+    assert.equal(books.length, 9996);
+    assert.deepEqual(
+      books.find((b) => b.title === 'Book, "3"'),
+      {
+        id: books.find((b) => b.title === 'Book, "3"')?.id,
+        title: 'Book, "3"',
+        author: "Author 3",
+        year: 2001,
+      },
+      "Year Published stands in for an empty Original Publication Year",
+    );
+  });
+
+  test("duplicates of the catalogue's books are skipped, case and accents aside; --duplicates keep imports them", async () => {
+    const other = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "duplicates.db")}` },
+      { direct: true },
+    );
+    const to = connectionTo(other);
+    try {
+      const first = join(dir, "first.json");
+      writeFileSync(
+        first,
+        JSON.stringify([
+          { title: "Cien años de soledad", author: "Gabriel García Márquez", year: 1967 },
+          { title: "Dune", author: "Frank Herbert", year: 1965 },
+        ]),
+      );
+      assert.equal((await run(["import", first, ...to])).code, 0);
+      const second = join(dir, "second.csv");
+      writeFileSync(
+        second,
+        [
+          "title,author,year",
+          "CIEN ANOS DE SOLEDAD,gabriel garcia marquez,1967",
+          "Dune,Frank Herbert,1966",
+          "Dune,Frank Herbert,1966",
+          "Emma,Jane Austen,1815",
+        ].join("\n"),
+      );
+      const dry = await run(["import", second, "--dry-run", ...to]);
+      assert.equal(
+        dry.stdout,
+        "dry run: 3 of 4 rows would be imported; 1 duplicate skipped; 0 refused\n",
+      );
+      const skipped = await run(["import", second, ...to]);
+      assert.equal(skipped.code, 0, skipped.stderr);
+      // Another year is another book; the file's own repeats are all imported.
+      assert.equal(skipped.stdout, "imported 3 of 4 rows; 1 duplicate skipped; 0 refused\n");
+      const kept = await run(["import", second, "--duplicates", "keep", ...to]);
+      assert.equal(kept.stdout, "imported 4 of 4 rows; 0 duplicates skipped; 0 refused\n");
+      const titles = (JSON.parse((await run(["export", ...to])).stdout) as Book[]).map(
+        (b) => `${b.title} ${b.year}`,
+      );
+      assert.deepEqual(titles, [
+        "Cien años de soledad 1967",
+        "Dune 1965",
+        "Dune 1966",
+        "Dune 1966",
+        "Emma 1815",
+        "CIEN ANOS DE SOLEDAD 1967",
+        "Dune 1966",
+        "Dune 1966",
+        "Emma 1815",
+      ]);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  test("refused rows: the file's line, the title, and a plain reason; nothing else is wrong with the file", async () => {
+    const file = join(dir, "reasons.json");
+    writeFileSync(
+      file,
+      [
+        "[",
+        '  {"title": "Good", "author": "Writer", "year": 2000},',
+        '  {"title": "No year", "author": "Writer"},',
+        '  {"title": "   ", "author": "Writer", "year": 2000},',
+        "  {",
+        '    "title": "Fractional",',
+        '    "author": "",',
+        '    "year": 1999.5',
+        "  },",
+        '  {"title": "Too late", "author": "Writer", "year": "12000"},',
+        '  {"author": 42, "year": 2000}',
+        "]",
+      ].join("\n"),
+    );
+    const { code, stdout, stderr } = await run(["import", file, "--dry-run", ...connection]);
+    assert.equal(code, 1);
+    assert.equal(
+      stdout,
+      "dry run: 1 of 6 rows would be imported; 0 duplicates skipped; 5 refused\n",
+    );
+    assert.deepEqual(
+      stderr.split("\n").filter((line) => line.startsWith("refused ")),
+      [
+        'refused line 3 ("No year"): the year is missing',
+        "refused line 4: the title is empty",
+        'refused line 5 ("Fractional"): the author is empty; the year must be a whole number from -9999 to 9999',
+        'refused line 10 ("Too late"): the year must be a whole number from -9999 to 9999',
+        "refused line 11: the title is missing; the author must be text",
+      ],
+    );
+  });
+
+  test("a file that is not a list of books, or lacks a column, is refused whole with exit 2", async () => {
+    const cases = [
+      [
+        "object.json",
+        '{"title": "Dune", "author": "Frank Herbert", "year": 1965}',
+        /is not a list of books/,
+      ],
+      ["broken.json", '[{"title": "Dune",', /is not valid JSON/],
+      [
+        "no-title.csv",
+        "Name,Author,Year\nDune,Frank Herbert,1965\nEmma,Jane Austen,1815\n",
+        /has no column for the title \("title" or "Title"\); its header: Name,Author,Year/,
+      ],
+      ["nothing.csv", "", /is not a list of books/],
+    ] as const;
+    for (const [name, text, pattern] of cases) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      const { code, stdout, stderr } = await run(["import", file, ...connection]);
+      assert.equal(code, 2, name);
+      assert.equal(stdout, "");
+      assert.equal(stderr.trim().split("\n").length, 1, stderr);
+      assert.match(stderr, pattern);
+    }
+  });
+
+  test("export, then import into the same catalogue: nothing added, every row a duplicate", async () => {
+    const before = await run(["export", ...connection]);
+    const books = JSON.parse(before.stdout) as Book[];
+    const file = join(dir, "same.json");
+    writeFileSync(file, before.stdout);
+    const again = await run(["import", file, ...connection]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(
+      again.stdout,
+      `imported 0 of ${books.length} rows; ${books.length} duplicates skipped; 0 refused\n`,
+    );
+    assert.equal((await run(["export", ...connection])).stdout, before.stdout);
+  });
+
+  test("export, then import into an empty catalogue: the same books in the same order", async () => {
+    const json = await run(["export", ...connection]);
+    assert.equal(json.code, 0);
+    const exported = JSON.parse(json.stdout) as Book[];
+    assert.ok(exported.length > 0);
+    const csv = await run(["export", "--format", "csv", ...connection]);
+    assert.equal(csv.code, 0);
+    assert.equal(csv.stdout.split("\n")[0], "id,title,author,year");
+
+    const other = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "b.db")}` },
+      { direct: true },
+    );
+    try {
+      const file = join(dir, "export.json");
+      writeFileSync(file, json.stdout);
+      const otherConnection = connectionTo(other);
+      const imported = await run(["import", file, ...otherConnection]);
+      assert.equal(imported.code, 0, imported.stderr);
+      const again = JSON.parse((await run(["export", ...otherConnection])).stdout) as Book[];
+      const fields = (books: Book[]) =>
+        books.map(({ title, author, year }) => ({ title, author, year }));
+      assert.deepEqual(fields(again), fields(exported));
+      const csvAgain = await run(["export", "--format", "csv", ...otherConnection]);
+      assert.deepEqual(
+        csvAgain.stdout
+          .split("\n")
+          .slice(1)
+          .map((line) => line.replace(/^\d+,/, "")),
+        csv.stdout
+          .split("\n")
+          .slice(1)
+          .map((line) => line.replace(/^\d+,/, "")),
+      );
+    } finally {
+      await other.stop();
+    }
+  });
+});

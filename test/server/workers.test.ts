@@ -1,0 +1,291 @@
+// WORKERS=2, and two instances on one database: several processes behave as one service.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Book } from "../../src/rules/book.js";
+import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
+import {
+  freePort,
+  listeners,
+  type Service,
+  startExpectingFailure,
+  startService,
+} from "../support/service.js";
+
+const CREDENTIALS = { username: "workers", password: "workers-password" };
+const ENV = {
+  HOST: "127.0.0.1",
+  PORT: "0",
+  WORKERS: "2",
+  AUTH_USERNAME: CREDENTIALS.username,
+  AUTH_PASSWORD: CREDENTIALS.password,
+  LOG_LEVEL: "info",
+  LOGIN_MAX_FAILURES: "3",
+};
+
+interface Answer<T> {
+  status: number;
+  body: { status: number; message: string; data: T };
+  /** The worker that answered, from the request id it gave ("w2-…"). */
+  worker: string;
+}
+
+/**
+ * One request on a connection of its own: the primary hands each new connection to the next
+ * worker in turn, so requests in a row reach both workers.
+ */
+function fresh<T = unknown>(
+  service: Service,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+): Promise<Answer<T>> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      `${service.url}${path}`,
+      { method, agent: false, headers: token ? { authorization: token } : {} },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: JSON.parse(text),
+            worker: /^(w\d+)-/.exec(String(response.headers["x-request-id"]))?.[1] ?? "",
+          }),
+        );
+      },
+    );
+    sent.on("error", reject);
+    sent.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+async function tokenOf(service: Service): Promise<string> {
+  const answer = await fresh<{ token: string }>(service, "POST", "/token", undefined, CREDENTIALS);
+  assert.equal(answer.status, 200);
+  return answer.body.data.token;
+}
+
+/** Waits until `pattern` shows in the service's output. */
+async function waitFor(service: Service, pattern: RegExp, count = 1): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((service.output().match(new RegExp(pattern, "g")) ?? []).length < count) {
+    assert.ok(Date.now() < deadline, `no ${pattern} in:\n${service.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Resolves once both workers listen (startService returns at the first). */
+const bothListening = (service: Service) => waitFor(service, /Server listening at/, 2);
+
+for (const kind of await storesUnderTest()) {
+  describe(`several processes on ${kind.name}`, { skip: kind.skip }, () => {
+    let dir: string;
+    let schema: { dbUrl: string; drop(): Promise<void> } | undefined;
+    let dbUrl: string;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "books-workers-"));
+      schema = kind.name === "postgres" ? await freshPostgresSchema() : undefined;
+      dbUrl = schema?.dbUrl ?? `sqlite:${join(dir, "books.db")}`;
+    });
+    after(async () => {
+      await schema?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test("both workers answer; a write through one is listed at once by the other", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const token = await tokenOf(service);
+      // A listing through each worker first, so each holds the page in its cache.
+      const seen = new Set<string>();
+      for (let i = 0; i < 4; i++) seen.add((await fresh(service, "GET", "/books", token)).worker);
+      assert.deepEqual([...seen].sort(), ["w1", "w2"]);
+      // Each round, a create and an update, each listed at once through both workers: the
+      // primary hands new connections to the workers in turn, so the create goes through one
+      // worker and the update through the other.
+      const created: Book[] = [];
+      const listedBy = new Set<string>();
+      const listedEverywhere = async (write: Answer<Book>) => {
+        for (let i = 0; i < 2; i++) {
+          const list = await fresh<Book[]>(service, "GET", "/books", token);
+          listedBy.add(`${write.worker}>${list.worker}`);
+          assert.deepEqual(
+            list.body.data.slice(-created.length),
+            created,
+            `listed by ${list.worker} after ${write.worker} wrote`,
+          );
+        }
+      };
+      for (let i = 0; i < 10; i++) {
+        const write = await fresh<Book>(service, "POST", "/book", token, {
+          title: `Book ${i}`,
+          author: "Writer",
+          year: 2000 + i,
+        });
+        assert.equal(write.status, 201);
+        created.push(write.body.data);
+        await listedEverywhere(write);
+        const update = await fresh<Book>(service, "PUT", `/book/${write.body.data.id}`, token, {
+          year: 1900 + i,
+        });
+        created[created.length - 1] = update.body.data;
+        await listedEverywhere(update);
+      }
+      // Writes went through each worker and were listed by the other.
+      assert.ok(listedBy.has("w1>w2") && listedBy.has("w2>w1"), [...listedBy].join(" "));
+      // Ids are never handed out twice, whichever worker creates.
+      const last = created.at(-1) as Book;
+      assert.equal((await fresh(service, "DELETE", `/book/${last.id}`, token)).status, 200);
+      const next = await fresh<Book>(service, "POST", "/book", token, {
+        title: "After",
+        author: "Writer",
+        year: 2001,
+      });
+      const again = await fresh<Book>(service, "POST", "/book", token, {
+        title: "After again",
+        author: "Writer",
+        year: 2001,
+      });
+      assert.notEqual(next.worker, again.worker);
+      assert.ok(next.body.data.id > last.id && again.body.data.id > next.body.data.id);
+      assert.equal(await service.stop(), 0);
+    });
+
+    test("two instances on one database: a write through one is listed at once by the other", async () => {
+      const env = { ...ENV, DB_URL: dbUrl, WORKERS: "1", SECRET_TOKEN: "s".repeat(32) };
+      const [one, other] = [
+        await startService(env, { direct: true }),
+        await startService(env, { direct: true }),
+      ];
+      const token = await tokenOf(one);
+      const before = (await fresh<Book[]>(other, "GET", "/books", token)).body.data;
+      for (let i = 0; i < 5; i++) {
+        const [writer, reader] = i % 2 === 0 ? [one, other] : [other, one];
+        // The reader has the listing in its cache before the write.
+        await fresh(reader, "GET", "/books", token);
+        const write = await fresh<Book>(writer, "POST", "/book", token, {
+          title: `Instance ${i}`,
+          author: "Writer",
+          year: 1990 + i,
+        });
+        const listed = (await fresh<Book[]>(reader, "GET", "/books", token)).body.data;
+        assert.deepEqual(listed.at(-1), write.body.data);
+        assert.equal(listed.length, before.length + i + 1);
+      }
+      assert.equal(await one.stop(), 0);
+      assert.equal(await other.stop(), 0);
+    });
+
+    test("failed logins count across workers: the limit is the service's, not each worker's", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const wrong = { ...CREDENTIALS, password: "wrong" };
+      const failures = [];
+      for (let i = 0; i < 3; i++)
+        failures.push(await fresh(service, "POST", "/token", undefined, wrong));
+      assert.deepEqual(
+        failures.map((f) => f.status),
+        [401, 401, 401],
+      );
+      assert.deepEqual([...new Set(failures.map((f) => f.worker))].sort(), ["w1", "w2"]);
+      // Each worker has seen at most two failures; the service has seen three.
+      for (let i = 0; i < 2; i++) {
+        const refused = await fresh(service, "POST", "/token", undefined, CREDENTIALS);
+        assert.equal(refused.status, 429, `through ${refused.worker}`);
+      }
+      assert.equal(await service.stop(), 0);
+    });
+
+    test("SIGTERM to the primary drains every worker, and it exits 0", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      assert.equal(await service.stop("SIGTERM"), 0);
+      const output = service.output();
+      assert.equal(output.match(/"worker":\d+,"reason":"the primary is stopping"/g)?.length, 2);
+      assert.equal(output.match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
+    });
+
+    test("a worker that begins shutting down stops them all: no worker goes on alone", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const [first] = listeners(service);
+      process.kill(first?.pid as number, "SIGTERM");
+      const exited = new Promise((resolve) => service.process.once("exit", resolve));
+      assert.equal(await exited, 0);
+      assert.equal(service.output().match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
+    });
+
+    test("a worker that dies is replaced, and the service goes on answering", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const token = await tokenOf(service);
+      const [killed, survivor] = listeners(service);
+      process.kill(killed?.pid as number, "SIGKILL");
+      await waitFor(service, /worker exited; starting another/);
+      await waitFor(service, /Server listening at/, 3);
+      const workers = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const answer = await fresh(service, "GET", "/books", token);
+        assert.equal(answer.status, 200);
+        workers.add(answer.worker);
+      }
+      assert.deepEqual([...workers].sort(), [`w${survivor?.worker}`, "w3"]);
+      assert.equal(await service.stop(), 0);
+    });
+
+    test("workers that keep dying are a crash loop: one plain line, exit 1", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const exited = new Promise<number | null>((resolve) =>
+        service.process.once("exit", (code) => resolve(code)),
+      );
+      const killed = new Set<number>();
+      while (service.process.exitCode === null) {
+        for (const { pid } of listeners(service)) {
+          if (killed.has(pid)) continue;
+          killed.add(pid);
+          process.kill(pid, "SIGKILL");
+        }
+        assert.ok(killed.size < 20, "the primary went on restarting");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(await exited, 1);
+      assert.match(service.output(), /book-catalogue: workers keep exiting \(5 in 60 s/);
+    });
+
+    test("metrics on the one metrics port count the requests of every worker", async () => {
+      const port = await freePort();
+      const service = await startService(
+        { ...ENV, DB_URL: dbUrl, METRICS_PORT: String(port) },
+        { direct: true },
+      );
+      await bothListening(service);
+      const workers = new Set<string>();
+      for (let i = 0; i < 6; i++) workers.add((await fresh(service, "GET", "/health")).worker);
+      assert.deepEqual([...workers].sort(), ["w1", "w2"]);
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      assert.match(
+        text,
+        /book_catalogue_http_requests_total\{method="GET",route="\/health",status="200"\} 6\n/,
+      );
+      assert.equal(await service.stop(), 0);
+    });
+  });
+}
+
+describe("WORKERS=2 and the store", () => {
+  test("WORKERS=2 with sqlite::memory: is refused: each worker would have a catalogue of its own", async () => {
+    const { code, output } = await startExpectingFailure({ ...ENV, DB_URL: "sqlite::memory:" });
+    assert.equal(code, 1);
+    assert.match(output, /WORKERS above 1 needs a database file or PostgreSQL/);
+  });
+});

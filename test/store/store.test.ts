@@ -1,0 +1,685 @@
+// One BookStore suite, run on SQLite and on PostgreSQL.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { after, before, describe, test } from "node:test";
+import postgres from "postgres";
+import type { Book } from "../../src/rules/book.js";
+import { matchesTerms, searchTerms } from "../../src/rules/search.js";
+import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
+import { openStore } from "../../src/store/open.js";
+import { openPostgresStore } from "../../src/store/postgres/store.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
+import {
+  type BookPage,
+  type BookQuery,
+  type BookStore,
+  SearchTooBroadError,
+  type SortField,
+  StoreOpenError,
+} from "../../src/store/store.js";
+import { freshPostgresSchema, type OpenedStore, storesUnderTest } from "../support/helpers.js";
+
+const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
+const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
+const kinds = await storesUnderTest();
+const postgresKind = kinds.find((k) => k.name === "postgres");
+
+/** Books stored before the search index existed (migration v4). */
+const OLD_SHELF: [string, string, number][] = [
+  ["Les Misérables", "Victor Hugo", 1862],
+  ["Братья Карамазовы", "Фёдор Достоевский", 1880],
+  ["The Hobbit", "J. R. R. Tolkien", 1937],
+];
+
+async function assertOldShelfFound(store: BookStore) {
+  const titles = async (q: string) =>
+    booksOf(await store.list({ after: 0, limit: 10, search: searchTerms(q) })).map((b) => b.title);
+  assert.deepEqual(await titles("miserables"), ["Les Misérables"]);
+  assert.deepEqual(await titles("достоевск"), ["Братья Карамазовы"]);
+  assert.deepEqual(await titles("tolk hobb"), ["The Hobbit"]);
+  // And books written after the migration too.
+  await store.create({ title: "The Silmarillion", author: "J. R. R. Tolkien", year: 1977 });
+  assert.deepEqual(await titles("tolk"), ["The Hobbit", "The Silmarillion"]);
+}
+
+for (const kind of kinds) {
+  describe(`BookStore on ${kind.name}`, { skip: kind.skip }, () => {
+    let opened: OpenedStore;
+    let store: BookStore;
+    before(async () => {
+      opened = await kind.open();
+      store = opened.store;
+    });
+    after(() => opened?.dispose());
+
+    test("create returns the book with a positive integer id, as a JavaScript number", async () => {
+      const book = await store.create(DUNE);
+      assert.equal(typeof book.id, "number");
+      assert.ok(Number.isSafeInteger(book.id) && book.id > 0);
+      assert.deepEqual(book, { id: book.id, ...DUNE });
+    });
+
+    test("get returns what create stored, and undefined for an absent id", async () => {
+      const book = await store.create(DUNE);
+      assert.deepEqual(await store.get(book.id), book);
+      assert.equal(await store.get(Number.MAX_SAFE_INTEGER), undefined);
+    });
+
+    test("ids increase and a deleted id is never reused", async () => {
+      const a = await store.create(DUNE);
+      const b = await store.create(DUNE);
+      assert.ok(b.id > a.id);
+      assert.equal(await store.remove(b.id), true);
+      const c = await store.create(DUNE);
+      assert.ok(c.id > b.id);
+    });
+
+    test("update applies only the present fields and returns the stored record", async () => {
+      const book = await store.create(DUNE);
+      assert.deepEqual(await store.update(book.id, { year: 1966 }), { ...book, year: 1966 });
+      assert.deepEqual(await store.update(book.id, { title: "Dune (rev.)" }), {
+        ...book,
+        title: "Dune (rev.)",
+        year: 1966,
+      });
+      assert.deepEqual(await store.update(book.id, {}), {
+        ...book,
+        title: "Dune (rev.)",
+        year: 1966,
+      });
+      assert.deepEqual(await store.get(book.id), { ...book, title: "Dune (rev.)", year: 1966 });
+    });
+
+    test("update and remove of an absent id report it and change nothing", async () => {
+      const before = await store.list({ after: 0, limit: 10_000 });
+      assert.equal(await store.update(Number.MAX_SAFE_INTEGER, { year: 1 }), undefined);
+      assert.equal(await store.remove(Number.MAX_SAFE_INTEGER), false);
+      assert.deepEqual(await store.list({ after: 0, limit: 10_000 }), before);
+    });
+
+    test("remove deletes exactly one book", async () => {
+      const keep = await store.create(DUNE);
+      const gone = await store.create(DUNE);
+      assert.equal(await store.remove(gone.id), true);
+      assert.equal(await store.get(gone.id), undefined);
+      assert.deepEqual(await store.get(keep.id), keep);
+      assert.equal(await store.remove(gone.id), false);
+    });
+
+    test("list pages in id order: after an id, at most limit books, as compact JSON", async () => {
+      const created = [];
+      for (let i = 0; i < 7; i++) created.push(await store.create({ ...DUNE, year: 2000 + i }));
+      const first = created[0]?.id as number;
+      const page = await store.list({ after: first, limit: 3 });
+      assert.deepEqual(booksOf(page), created.slice(1, 4));
+      assert.equal(page.count, 3);
+      assert.equal(page.lastId, created[3]?.id);
+      assert.equal(
+        page.json,
+        created
+          .slice(1, 4)
+          .map((b) => JSON.stringify(b))
+          .join(","),
+      );
+      const all = booksOf(await store.list({ after: 0, limit: 100_000 }));
+      const ids = all.map((b) => b.id);
+      assert.deepEqual(
+        ids,
+        [...ids].sort((x, y) => x - y),
+      );
+      assert.deepEqual(await store.list({ after: created[6]?.id as number, limit: 10 }), {
+        json: "",
+        count: 0,
+        lastId: 0,
+        lastKey: null,
+      });
+    });
+
+    test("list filters: words of the title or author, exact author, year, together", async () => {
+      const tag = `f${Date.now().toString(36)}`;
+      const books = [
+        { title: `${tag} The Left Hand of Darkness`, author: "Ursula K. Le Guin", year: 1969 },
+        { title: `${tag} The Dispossessed`, author: "Ursula K. Le Guin", year: 1974 },
+        { title: `${tag} Kindred`, author: "Octavia E. Butler", year: 1979 },
+        { title: `${tag} Les Misérables`, author: "Victor Hugo", year: 1862 },
+        { title: `${tag} Преступление и наказание`, author: "Фёдор Достоевский", year: 1866 },
+        { title: `${tag} Cien años de soledad`, author: "Gabriel García Márquez", year: 1967 },
+        { title: `${tag} Ὀδύσσεια`, author: "Ὅμηρος", year: -700 },
+        { title: `${tag} 三体`, author: "刘慈欣", year: 2008 },
+        { title: `${tag} Die Straße; 100%_Pure "fun"`, author: "Anon", year: 1974 },
+      ];
+      const created = [];
+      for (const book of books) created.push(await store.create(book));
+      const titles = async (query: Omit<BookQuery, "after" | "limit">, limit = 100) =>
+        booksOf(await store.list({ after: 0, limit, ...query }))
+          .filter((b) => b.title.startsWith(tag))
+          .map((b) => b.title.slice(tag.length + 1));
+      const search = (q: string) => ({ search: [...searchTerms(tag), ...searchTerms(q)] });
+      assert.deepEqual(await titles(search("DARKNESS")), ["The Left Hand of Darkness"]);
+      // Every word, in any order, each the start of a word of the title or the author.
+      assert.deepEqual(await titles(search("guin le")), [
+        "The Left Hand of Darkness",
+        "The Dispossessed",
+      ]);
+      assert.deepEqual(await titles(search("tolk")), []);
+      assert.deepEqual(await titles(search("disp ursula")), ["The Dispossessed"]);
+      assert.deepEqual(await titles(search("hand butler")), []);
+      // Inside a word is not the start of one.
+      assert.deepEqual(await titles(search("ossessed")), []);
+      // Case and accents aside, in every script.
+      assert.deepEqual(await titles(search("miserables")), ["Les Misérables"]);
+      assert.deepEqual(await titles(search("MISÉRABLES")), ["Les Misérables"]);
+      assert.deepEqual(await titles(search("достоевский")), ["Преступление и наказание"]);
+      assert.deepEqual(await titles(search("федор")), ["Преступление и наказание"]);
+      assert.deepEqual(await titles(search("GARCIA marq")), ["Cien años de soledad"]);
+      assert.deepEqual(await titles(search("οδυσσ")), ["Ὀδύσσεια"]);
+      assert.deepEqual(await titles(search("ΌΜΗΡΟΣ")), ["Ὀδύσσεια"]);
+      assert.deepEqual(await titles(search("三体")), ["三体"]);
+      assert.deepEqual(await titles(search("刘慈欣")), ["三体"]);
+      assert.deepEqual(await titles(search("strasse")), ['Die Straße; 100%_Pure "fun"']);
+      // Punctuation separates words and is never syntax.
+      assert.deepEqual(await titles(search('100%_pure "FUN"')), ['Die Straße; 100%_Pure "fun"']);
+      // A one-character word matches a whole word only.
+      assert.deepEqual(await titles(search("k")), [
+        "The Left Hand of Darkness",
+        "The Dispossessed",
+      ]);
+      assert.deepEqual(await titles(search("nowhere to be found")), []);
+      assert.deepEqual(await titles({ author: "Octavia E. Butler" }), ["Kindred"]);
+      assert.deepEqual(await titles({ author: "octavia e. butler" }), []);
+      assert.deepEqual(await titles({ year: 1974 }), [
+        "The Dispossessed",
+        'Die Straße; 100%_Pure "fun"',
+      ]);
+      assert.deepEqual(await titles({ ...search("the"), year: 1974 }), ["The Dispossessed"]);
+      assert.deepEqual(
+        await titles({ author: "Ursula K. Le Guin", year: 1969, ...search("hand") }),
+        ["The Left Hand of Darkness"],
+      );
+      // Sorted, either way, and by id backwards.
+      assert.deepEqual(await titles({ ...search("the"), sort: "title" }), [
+        "The Dispossessed",
+        "The Left Hand of Darkness",
+      ]);
+      assert.deepEqual(await titles({ ...search("ursula"), sort: "id", descending: true }), [
+        "The Dispossessed",
+        "The Left Hand of Darkness",
+      ]);
+      // Pages of a search follow each other by id.
+      const first = await store.list({ after: 0, limit: 1, ...search("") });
+      assert.deepEqual(booksOf(first), [created[0]]);
+      const second = await store.list({ after: first.lastId, limit: 2, ...search("") });
+      assert.deepEqual(booksOf(second), created.slice(1, 3));
+      // Changes reach the index.
+      await store.update(created[2]?.id as number, { title: `${tag} Parable of the Sower` });
+      assert.deepEqual(await titles(search("sower")), ["Parable of the Sower"]);
+      assert.deepEqual(await titles(search("kindred")), []);
+      assert.deepEqual(await titles(search("octavia")), ["Parable of the Sower"]);
+      await store.update(created[2]?.id as number, { author: "O. E. Butler" });
+      assert.deepEqual(await titles(search("octavia")), []);
+      assert.deepEqual(await titles(search("sower butl")), ["Parable of the Sower"]);
+      await store.update(created[2]?.id as number, { year: 1993 });
+      assert.deepEqual(await titles(search("sower butl")), ["Parable of the Sower"]);
+      await store.remove(created[0]?.id as number);
+      assert.deepEqual(await titles(search("darkness")), []);
+    });
+
+    test("count: the books the filters match, whatever the page; zero when none", async () => {
+      const tag = `c${Date.now().toString(36)}`;
+      for (const [title, year] of [
+        ["Solaris", 1961],
+        ["Fiasco", 1986],
+        ["Eden", 1959],
+      ] as const) {
+        await store.create({ title: `${tag} ${title}`, author: `Lem ${tag}`, year });
+      }
+      assert.equal(await store.count({ search: searchTerms(tag) }), 3);
+      assert.equal(await store.count({ author: `Lem ${tag}` }), 3);
+      assert.equal(await store.count({ search: searchTerms(tag.toUpperCase()), year: 1986 }), 1);
+      assert.equal(await store.count({ search: searchTerms(`${tag} nothing`) }), 0);
+      assert.equal(await store.count({ search: searchTerms(`${tag} fias lem`) }), 1);
+      const all = await store.count({});
+      await store.create(DUNE);
+      assert.equal(await store.count({}), all + 1);
+    });
+
+    test("text survives exactly: quotes, SQL, scripts, emoji, years at both bounds", async () => {
+      for (const book of [
+        { title: "Robert'); DROP TABLE books;--", author: 'O"Brien', year: -9999 },
+        { title: "百年孤独 — 🦋 Ñ", author: "Gabriel García Márquez", year: 9999 },
+        { title: "t".repeat(500), author: "a".repeat(300), year: 0 },
+      ]) {
+        const created = await store.create(book);
+        assert.deepEqual(await store.get(created.id), created);
+        assert.deepEqual(created, { id: created.id, ...book });
+        assert.deepEqual(booksOf(await store.list({ after: created.id - 1, limit: 1 })), [created]);
+      }
+    });
+
+    test("concurrent writes (one group commit) each get their own result and all persist", async () => {
+      const keep = await store.create(DUNE);
+      const gone = await store.create(DUNE);
+      const [created, updated, removed, missing] = await Promise.all([
+        Promise.all(Array.from({ length: 200 }, (_, i) => store.create({ ...DUNE, year: i }))),
+        store.update(keep.id, { title: "Kept" }),
+        store.remove(gone.id),
+        store.update(Number.MAX_SAFE_INTEGER, { year: 1 }),
+      ]);
+      assert.equal(new Set(created.map((b) => b.id)).size, 200);
+      for (const [i, book] of created.entries()) assert.equal(book.year, i);
+      for (const book of created) assert.deepEqual(await store.get(book.id), book);
+      assert.deepEqual(updated, { ...keep, title: "Kept" });
+      assert.equal(removed, true);
+      assert.equal(missing, undefined);
+      assert.equal(await store.get(gone.id), undefined);
+    });
+
+    test("ping resolves while the store is reachable", async () => {
+      await store.ping();
+    });
+  });
+}
+
+describe("opening a store", () => {
+  test("SQLite: the folder is created, and data is still there after reopening", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "nested", "books.db");
+    const first = openSqliteStore(path);
+    const book = await first.create(DUNE);
+    await first.close();
+    const second = openSqliteStore(path);
+    assert.deepEqual(await second.get(book.id), book);
+    await second.close();
+    const db = new DatabaseSync(path);
+    assert.equal(db.prepare("PRAGMA journal_mode").get()?.journal_mode, "wal");
+    assert.deepEqual(
+      db
+        .prepare("SELECT version FROM schema_migrations ORDER BY version")
+        .all()
+        .map((row) => row.version),
+      MIGRATIONS.map(({ version }) => version),
+    );
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a listing sees what another connection wrote since the last listing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const mine = await store.create(DUNE);
+    assert.deepEqual(booksOf(await store.list({ after: 0, limit: 10 })), [mine]);
+    const other = new DatabaseSync(path);
+    other
+      .prepare("INSERT INTO books (title, author, year) VALUES ('Emma', 'Jane Austen', 1815)")
+      .run();
+    other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(mine.id);
+    other.close();
+    assert.deepEqual(
+      booksOf(await store.list({ after: 0, limit: 10 })).map((b) => [b.title, b.year]),
+      [
+        ["Dune", 1966],
+        ["Emma", 1815],
+      ],
+    );
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: reads of books in one turn share a snapshot; the next turn, or a write of its own, sees every commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const book = await store.create(DUNE);
+    const yearOf = async (id: number) => (await store.get(id))?.year;
+    assert.equal(await yearOf(book.id), DUNE.year);
+    const other = new DatabaseSync(path);
+    // The snapshot of this turn's reads never holds up another writer.
+    other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(book.id);
+    assert.equal(await yearOf(book.id), DUNE.year);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await yearOf(book.id), 1966);
+    // A write of the store's own, asked for before a read of the same turn, ends the turn's
+    // snapshot first; the write sees the other connection's commit.
+    await new Promise((resolve) => setImmediate(resolve));
+    const updated = store.update(book.id, { year: 1969 });
+    other.prepare("UPDATE books SET title = 'Dune Messiah' WHERE id = ?").run(book.id);
+    assert.equal(await yearOf(book.id), 1966);
+    assert.deepEqual(await updated, { ...book, title: "Dune Messiah", year: 1969 });
+    assert.deepEqual(await store.get(book.id), await updated);
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a search of many matches reads bounded windows; its pages still walk every match in order", async () => {
+    // Bounds small enough that 300 books take every plan: exact (few matches), and windows
+    // of 25 books by id (the word index) and by each field (the field's index).
+    const store = openSqliteStore(":memory:", { fewMatches: 10, window: 25 });
+    const books: Book[] = [];
+    for (let i = 0; i < 300; i++) {
+      books.push(
+        await store.create({
+          title: `${i % 13 === 0 ? "Common" : "Other"} ${String((i * 7919) % 300).padStart(3, "0")}`,
+          author: `${i % 3 === 0 ? "Ann" : "Bob"} ${i % 11}`,
+          year: 1900 + ((i * 31) % 50),
+        }),
+      );
+    }
+    // The titles and authors are ASCII of one case: byte order is the order they sort in.
+    const text = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+    const orders: [SortField, boolean, (a: Book, b: Book) => number][] = [
+      ["id", false, (a, b) => a.id - b.id],
+      ["id", true, (a, b) => b.id - a.id],
+      ["title", false, (a, b) => text(a.title, b.title) || a.id - b.id],
+      ["title", true, (a, b) => text(b.title, a.title) || b.id - a.id],
+      ["year", false, (a, b) => a.year - b.year || a.id - b.id],
+      ["author", true, (a, b) => text(b.author, a.author) || b.id - a.id],
+    ];
+    let partialPages = 0;
+    for (const q of ["common", "ann", "common ann", "oth bob", "bob 7"]) {
+      const terms = searchTerms(q);
+      const expected = books.filter((b) => matchesTerms(terms, b.title, b.author));
+      for (const [sort, descending, compare] of orders) {
+        for (const limit of [4, 50]) {
+          const seen: Book[] = [];
+          let query: BookQuery = { after: 0, limit, sort, descending, search: terms };
+          for (let pages = 0; ; pages++) {
+            assert.ok(pages < 400, "the walk ends");
+            const page = await store.list(query);
+            assert.ok(page.count <= limit);
+            seen.push(...booksOf(page));
+            if (page.partial) partialPages += 1;
+            if (!page.partial && page.count < limit) break;
+            query = { ...query, after: page.lastId, afterKey: page.lastKey ?? undefined };
+          }
+          const label = `q=${q} sort=${descending ? "-" : ""}${sort} limit=${limit}`;
+          assert.deepEqual(seen, [...expected].sort(compare), label);
+        }
+      }
+    }
+    assert.ok(partialPages > 0, "some pages were cut short by the window");
+    await store.close();
+  });
+
+  test("SQLite: a catalogue from before the search index gets it at start-up", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const db = new DatabaseSync(path);
+    db.exec(`CREATE TABLE schema_migrations (
+      version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now'))) STRICT`);
+    for (const step of MIGRATIONS.filter((m) => !m.indexWords)) {
+      db.exec(step.sqlite);
+      db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
+    }
+    const insert = db.prepare("INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
+    for (const [title, author, year] of OLD_SHELF) insert.run(title, author, year);
+    db.close();
+    const store = openSqliteStore(path);
+    await assertOldShelfFound(store);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: writes go on while the search index writes its own pages (tombstones past 2^53)", async () => {
+    // Deleting from the word index writes tombstone pages whose rowids are above 2^53, and
+    // SQLite then reports one as the last inserted rowid of the next write: Node 26 threw
+    // RangeError reading it, and that write failed with 500.
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const store = openSqliteStore(join(dir, "books.db"));
+    for (let round = 0; round < 60; round++) {
+      const made = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          store.create({ title: `Round ${round} book ${i}`, author: "Anon", year: 2000 }),
+        ),
+      );
+      await Promise.all(made.map((book) => store.update(book.id, { title: `${book.title} b` })));
+      await Promise.all(made.filter((_, i) => i % 3 === 0).map((book) => store.remove(book.id)));
+      // Reads too: the read transaction a turn's reads share begins after such a write.
+      const read = await Promise.all(made.map((book) => store.get(book.id)));
+      assert.equal(read.filter((book) => book !== undefined).length, 5);
+    }
+    assert.equal(booksOf(await store.list({ after: 0, limit: 1000 })).length, 60 * 5);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a file that is not a database fails with StoreOpenError", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "notes.txt");
+    writeFileSync(path, "this is not a database, just some text that is long enough ".repeat(20));
+    assert.throws(() => openSqliteStore(path), StoreOpenError);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a schema newer than this build fails with StoreOpenError", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    await openSqliteStore(path).close();
+    const db = new DatabaseSync(path);
+    db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(LATEST_VERSION + 1);
+    db.close();
+    assert.throws(() => openSqliteStore(path), /newer than this build/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe("PostgreSQL", { skip: postgresKind?.skip ?? "no PostgreSQL" }, () => {
+    test("instances starting at once migrate once (advisory lock), and all serve", async () => {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      const stores = await Promise.all(
+        Array.from({ length: 4 }, () => openStore({ db, pgPoolSize: 1 })),
+      );
+      const created = await Promise.all(stores.map((s) => s.create(DUNE)));
+      assert.equal(new Set(created.map((b) => b.id)).size, 4);
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      const versions = await sql`SELECT version FROM schema_migrations ORDER BY version`;
+      assert.deepEqual(
+        versions.map((row) => row.version),
+        MIGRATIONS.map(({ version }) => version),
+      );
+      await sql.end();
+      await Promise.all(stores.map((s) => s.close()));
+      await schema.drop();
+    });
+
+    test("a catalogue from before the search index gets it at start-up", async () => {
+      const schema = await freshPostgresSchema();
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`CREATE TABLE schema_migrations (
+        version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+      for (const step of MIGRATIONS.filter((m) => !m.indexWords)) {
+        await sql.unsafe(step.postgres);
+        await sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+      }
+      for (const [title, author, year] of OLD_SHELF) {
+        await sql`INSERT INTO books (title, author, year) VALUES (${title}, ${author}, ${year})`;
+      }
+      await sql.end();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      await assertOldShelfFound(store);
+      await store.close();
+      await schema.drop();
+    });
+
+    /** Two stores on one fresh schema, as two instances of the service would have. */
+    async function twoInstances() {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      const mine = await openStore({ db, pgPoolSize: 2 });
+      const theirs = await openStore({ db, pgPoolSize: 2 });
+      return { schema, mine, theirs };
+    }
+
+    test("creates and reads sent together each get their own book; a book PostgreSQL refuses fails alone", async () => {
+      // One connection: the first create goes alone, the 49 after it wait and go together;
+      // so do the reads.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const books = Array.from({ length: 50 }, (_, i) => ({
+        title: i === 20 ? "Nul \u0000 byte" : `Book ${i}`,
+        author: `Author ${i % 7}`,
+        year: 1900 + i,
+      }));
+      const results = await Promise.allSettled(books.map((book) => store.create(book)));
+      const refused = results.flatMap((r, i) => (r.status === "rejected" ? [i] : []));
+      assert.deepEqual(refused, [20]);
+      const created = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+      assert.equal(new Set(created.map((b) => b.id)).size, 49);
+      const absent = Number.MAX_SAFE_INTEGER;
+      const ids = created.flatMap((book, i) => (i % 10 === 0 ? [absent, book.id] : [book.id]));
+      const read = await Promise.all(ids.map((id) => store.get(id)));
+      assert.deepEqual(
+        read,
+        ids.map((id) => created.find((book) => book.id === id)),
+      );
+      assert.deepEqual(
+        created.map(({ id, ...book }) => book),
+        books.filter((_, i) => i !== 20),
+      );
+      assert.equal(await store.count({}), 49);
+      await store.close();
+      await schema.drop();
+    });
+
+    test("a book read by id sees at once what another instance, or any client, wrote", async () => {
+      const { schema, mine, theirs } = await twoInstances();
+      const dune = await mine.create(DUNE);
+      assert.deepEqual(await mine.get(dune.id), dune);
+      assert.deepEqual(await mine.get(dune.id), dune, "the second read comes from the cache");
+      await theirs.update(dune.id, { year: 1966 });
+      assert.equal((await mine.get(dune.id))?.year, 1966);
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      assert.equal((await mine.get(dune.id))?.title, "Dune Messiah");
+      await sql`DELETE FROM books WHERE id = ${dune.id}`;
+      await sql.end();
+      assert.equal(await mine.get(dune.id), undefined);
+      // Reads and writes interleaved from both instances: every read holds every write that
+      // was answered before it began.
+      const book = await theirs.create({ title: "Emma", author: "Jane Austen", year: 1800 });
+      for (let year = 1801; year <= 1820; year++) {
+        const reads = Array.from({ length: 4 }, () => mine.get(book.id));
+        await theirs.update(book.id, { year });
+        await Promise.all(reads);
+        assert.equal((await mine.get(book.id))?.year, year);
+      }
+      await mine.close();
+      await theirs.close();
+      await schema.drop();
+    });
+
+    test("a listing sees at once what another instance, or any client, wrote", async () => {
+      const { schema, mine, theirs } = await twoInstances();
+      const titles = async () =>
+        booksOf(await mine.list({ after: 0, limit: 10 })).map((b) => `${b.title} ${b.year}`);
+      const dune = await mine.create(DUNE);
+      assert.deepEqual(await titles(), ["Dune 1965"]);
+      assert.deepEqual(await titles(), ["Dune 1965"], "the second listing comes from the cache");
+      // Each write through the other instance shows in the very next listing here.
+      const emma = await theirs.create({ title: "Emma", author: "Jane Austen", year: 1815 });
+      assert.deepEqual(await titles(), ["Dune 1965", "Emma 1815"]);
+      await theirs.update(dune.id, { year: 1966 });
+      assert.deepEqual(await titles(), ["Dune 1966", "Emma 1815"]);
+      await theirs.remove(emma.id);
+      assert.deepEqual(await titles(), ["Dune 1966"]);
+      // A client writing SQL of its own is seen too.
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      await sql.end();
+      assert.deepEqual(await titles(), ["Dune Messiah 1966"]);
+      // Reads and writes interleaved from both instances: every listing holds every write
+      // that was answered before it began.
+      let expected = 1;
+      for (let round = 0; round < 20; round++) {
+        const reads = Array.from({ length: 4 }, () => mine.list({ after: 0, limit: 100 }));
+        await theirs.create({ title: `Book ${round}`, author: "Writer", year: 2000 });
+        expected += 1;
+        await Promise.all(reads);
+        assert.equal((await mine.list({ after: 0, limit: 100 })).count, expected);
+      }
+      await mine.close();
+      await theirs.close();
+      await schema.drop();
+    });
+
+    test("a search that runs past its time limit is refused, and the pool goes on serving", async () => {
+      const schema = await freshPostgresSchema();
+      const options = { poolSize: 1, connectTimeoutSeconds: 5, description: "test" };
+      const hasty = await openPostgresStore(schema.dbUrl, { ...options, searchTimeoutMs: 1 });
+      // 200,000 books that match "common": counting them reads every one, far longer than a
+      // millisecond on any machine.
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`INSERT INTO books (title, author, year, title_words, author_words)
+        SELECT 'Common ' || i, 'Author ' || i, 1900 + i % 100,
+          array_to_tsvector(ARRAY['common', i::text]), array_to_tsvector(ARRAY['author', i::text])
+        FROM generate_series(1, 200000) AS i`;
+      const broad = { search: searchTerms("comm"), sort: "title" } as const;
+      await assert.rejects(hasty.count(broad), SearchTooBroadError);
+      // How long a listing takes depends on the plan; a lock held elsewhere keeps it waiting,
+      // and the same limit ends the wait.
+      await sql.begin(async (tx) => {
+        await tx`LOCK TABLE books IN ACCESS EXCLUSIVE MODE`;
+        await assert.rejects(hasty.list({ after: 0, limit: 10, ...broad }), SearchTooBroadError);
+      });
+      await sql.end();
+      // The one connection of the pool is free again, and answers what has no limit.
+      assert.equal((await hasty.list({ after: 0, limit: 3 })).count, 3);
+      assert.equal((await hasty.get(1))?.title, "Common 1");
+      await hasty.close();
+      // Given the time, the same searches answer: few matches through the words' index, many
+      // by walking the order's index.
+      const patient = await openPostgresStore(schema.dbUrl, {
+        ...options,
+        searchTimeoutMs: 60_000,
+      });
+      const titles = async (query: Omit<BookQuery, "after" | "limit">) =>
+        booksOf(await patient.list({ after: 0, limit: 3, ...query })).map((b) => b.title);
+      assert.deepEqual(await titles({ search: searchTerms("comm 7") }), ["Common 7"]);
+      assert.deepEqual(await titles(broad), ["Common 1", "Common 10", "Common 100"]);
+      assert.deepEqual(
+        await titles({ search: searchTerms("auth"), sort: "id", descending: true }),
+        ["Common 200000", "Common 199999", "Common 199998"],
+      );
+      assert.equal(await patient.count(broad), 200_000);
+      await patient.close();
+      await schema.drop();
+    });
+
+    test("a schema newer than this build fails with StoreOpenError", async () => {
+      const schema = await freshPostgresSchema();
+      const db = { kind: "postgres", url: schema.dbUrl } as const;
+      await (await openStore({ db, pgPoolSize: 1 })).close();
+      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
+      await sql`INSERT INTO schema_migrations (version) VALUES (${LATEST_VERSION + 1})`;
+      await sql.end();
+      await assert.rejects(openStore({ db, pgPoolSize: 1 }), (error: Error) => {
+        assert.ok(error instanceof StoreOpenError);
+        assert.match(error.message, /cannot prepare the PostgreSQL schema/);
+        return true;
+      });
+      await schema.drop();
+    });
+
+    test("an unreachable server fails fast, naming the host and never the password", async () => {
+      const db = {
+        kind: "postgres",
+        url: "postgres://postgres:hunter2secret@127.0.0.1:1/test",
+      } as const;
+      const started = Date.now();
+      await assert.rejects(openStore({ db, pgPoolSize: 1 }), (error: Error) => {
+        assert.ok(error instanceof StoreOpenError);
+        assert.match(
+          error.message,
+          /cannot reach PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/test/,
+        );
+        assert.ok(!error.message.includes("hunter2secret"));
+        return true;
+      });
+      assert.ok(Date.now() - started < 10_000);
+    });
+  });
+});

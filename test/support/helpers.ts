@@ -1,0 +1,217 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import postgres from "postgres";
+import { type Config, loadConfig } from "../../src/config.js";
+import { type App, type AppDependencies, buildApp } from "../../src/http/app.js";
+import type { Envelope } from "../../src/http/envelope.js";
+import { openStore } from "../../src/store/open.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
+import type { BookStore } from "../../src/store/store.js";
+
+export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
+export const TEST_USERNAME = "librarian";
+export const TEST_PASSWORD = "correct horse battery staple";
+
+/** A Config as production builds it, from an environment with test values. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    SECRET_TOKEN: TEST_SECRET,
+    AUTH_USERNAME: TEST_USERNAME,
+    AUTH_PASSWORD: TEST_PASSWORD,
+    DB_URL: "sqlite::memory:",
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+}
+
+export async function buildTestApp(
+  options: Partial<AppDependencies> & { env?: Record<string, string> } = {},
+): Promise<App> {
+  const { env, ...deps } = options;
+  const config = deps.config ?? testConfig(env);
+  return buildApp({ ...deps, config, store: deps.store ?? openSqliteStore(":memory:") });
+}
+
+export interface Answer<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: Envelope<T>;
+  raw: string;
+}
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  /** A body sent as these exact bytes, not JSON-encoded. */
+  payload?: string;
+  headers?: Record<string, string>;
+  remoteAddress?: string;
+}
+
+/** One request through app.inject, its body parsed as the envelope. */
+export async function call<T = unknown>(
+  app: App,
+  method: string,
+  url: string,
+  options: CallOptions = {},
+): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = options.token;
+  let payload = options.payload;
+  if (options.body !== undefined) {
+    payload = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await app.inject({
+    method: method as "GET",
+    url,
+    headers,
+    ...(payload !== undefined ? { payload } : {}),
+    ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
+  });
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: JSON.parse(response.body) as Envelope<T>,
+    raw: response.body,
+  };
+}
+
+/** The app listening on a free loopback port; its base URL. */
+export async function listenLocally(app: App): Promise<string> {
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+export async function tokenFor(app: App): Promise<string> {
+  const answer = await call<{ token: string }>(app, "POST", "/token", {
+    body: { username: TEST_USERNAME, password: TEST_PASSWORD },
+  });
+  if (answer.status !== 200 || !answer.body.data) throw new Error(`login failed: ${answer.raw}`);
+  return answer.body.data.token;
+}
+
+/** A writable that keeps every log line, for asserting what reached the logs. */
+export function captureLogs(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join("") };
+}
+
+export const DEFAULT_TEST_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+
+export interface OpenedStore {
+  store: BookStore;
+  /** A DB_URL that reaches the same data, for a second store or a child process. */
+  dbUrl: string;
+  dispose(): Promise<void>;
+}
+
+export interface StoreUnderTest {
+  name: "sqlite" | "postgres";
+  /** A reason to skip, shown in the test output; false when the store is available. */
+  skip: string | false;
+  /** A fresh, empty database of this kind, private to the caller. */
+  open(): Promise<OpenedStore>;
+}
+
+let postgresProbe: Promise<string | false> | undefined;
+
+/**
+ * Whether PostgreSQL tests can run: false when they can, else the reason to skip. Under
+ * CI=true an unreachable PostgreSQL is an error, never a skip.
+ */
+function postgresSkipReason(): Promise<string | false> {
+  postgresProbe ??= (async () => {
+    const url = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+    const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
+    try {
+      await sql`SELECT 1`;
+      return false;
+    } catch (error) {
+      const reason = `PostgreSQL tests skipped: no PostgreSQL at TEST_DATABASE_URL (${(error as { code?: string }).code ?? (error as Error).message})`;
+      if (process.env.CI === "true") throw new Error(`${reason}; under CI=true they must run`);
+      return reason;
+    } finally {
+      await sql.end({ timeout: 0 });
+    }
+  })();
+  return postgresProbe;
+}
+
+/** What tests put in DB_URL as its password where none is given; it must never be logged. */
+export const TEST_DB_PASSWORD = "db-password-that-must-not-leak";
+
+/**
+ * The URL with a search_path, so that a schema of its own holds the caller's tables, and a
+ * password when it has none (trust authentication ignores it), so tests can look for leaks.
+ */
+function withSchema(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set("search_path", schema);
+  if (parsed.password === "") parsed.password = TEST_DB_PASSWORD;
+  return parsed.toString();
+}
+
+/** Which secrets of a service's environment, and which further ones, appear in its output. */
+export function leakedSecrets(output: string, env: Record<string, string>, extra: string[] = []) {
+  const dbPassword = env.DB_URL && URL.canParse(env.DB_URL) ? new URL(env.DB_URL).password : "";
+  const secrets = [env.AUTH_PASSWORD, env.SECRET_TOKEN, decodeURIComponent(dbPassword), ...extra];
+  return secrets.filter((secret): secret is string => !!secret && output.includes(secret));
+}
+
+/**
+ * SQLite always; PostgreSQL where TEST_DATABASE_URL (or the local default) answers. Each
+ * open() gives a database no other test sees: SQLite in memory, a fresh PostgreSQL schema.
+ */
+export async function storesUnderTest(): Promise<StoreUnderTest[]> {
+  return [
+    {
+      name: "sqlite",
+      skip: false,
+      open: async () => ({
+        store: openSqliteStore(":memory:"),
+        dbUrl: "sqlite::memory:",
+        dispose: async () => {},
+      }),
+    },
+    {
+      name: "postgres",
+      skip: await postgresSkipReason(),
+      open: async () => {
+        const schema = await freshPostgresSchema();
+        const db = { kind: "postgres", url: schema.dbUrl } as const;
+        const store = await openStore({ db, pgPoolSize: 2 });
+        return {
+          store,
+          dbUrl: schema.dbUrl,
+          dispose: async () => {
+            await store.close();
+            await schema.drop();
+          },
+        };
+      },
+    },
+  ];
+}
+
+/** An empty PostgreSQL schema and its DB_URL, for tests that start their own processes. */
+export async function freshPostgresSchema(): Promise<{ dbUrl: string; drop(): Promise<void> }> {
+  const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+  const schema = `test_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE SCHEMA ${schema}`);
+  return {
+    dbUrl: withSchema(baseUrl, schema),
+    drop: async () => {
+      await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}

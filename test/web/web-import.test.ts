@@ -1,0 +1,342 @@
+// The librarian's day in a real headless Chromium: the first screen of an empty catalogue,
+// importing a Goodreads export with a preview (by keyboard only), importing it again, export
+// and import into an empty catalogue, the address keeping search and page, dark mode.
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { Browser, Page } from "playwright-core";
+import type { App } from "../../src/http/app.js";
+import { WEB_ROOT } from "../../src/http/web-page.js";
+import type { Book } from "../../src/rules/book.js";
+import { browserSkipReason, launchChromium } from "../support/browser.js";
+import {
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "../support/helpers.js";
+
+const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+/** A Goodreads "library export" of 200 rows; rows 20, 60, 100, 140 and 180 are not books. */
+function goodreadsExport(): string {
+  const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
+  const lines = [
+    "Book Id,Title,Author,Author l-f,ISBN,My Rating,Year Published,Original Publication Year",
+  ];
+  for (let row = 1; row <= 200; row++) {
+    const title = row === 20 ? "" : `Book ${String(row).padStart(3, "0")}, a "novel"`;
+    const author = row === 60 ? "" : `Author ${row % 13}`;
+    const year = row === 100 ? "circa 1900" : row === 140 ? "12000" : String(1800 + row);
+    const published = row === 180 ? "" : year;
+    const original = row === 180 ? "" : year;
+    lines.push(
+      [row, quote(title), quote(author), "x", '"=""0441013593"""', 0, published, original].join(
+        ",",
+      ),
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+interface Running {
+  app: App;
+  base: string;
+  api: <T>(method: string, url: string, body?: unknown) => Promise<T>;
+}
+
+async function startApp(): Promise<Running> {
+  const app = await buildTestApp({ webRoot: WEB_ROOT });
+  const base = await listenLocally(app);
+  const token = await tokenFor(app);
+  return {
+    app,
+    base,
+    api: async <T>(method: string, url: string, body?: unknown) =>
+      (await call<T>(app, method, url, { token, ...(body === undefined ? {} : { body }) })).body
+        .data as T,
+  };
+}
+
+describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () => {
+  let browser: Browser;
+  let dir: string;
+  const apps: App[] = [];
+  before(async () => {
+    browser = await launchChromium();
+    dir = mkdtempSync(join(tmpdir(), "books-web-import-"));
+  });
+  after(async () => {
+    await browser?.close();
+    for (const app of apps) await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function open(running: Running, viewport = DESKTOP, colorScheme?: "dark"): Promise<Page> {
+    const context = await browser.newContext({
+      viewport,
+      acceptDownloads: true,
+      ...(colorScheme ? { colorScheme } : {}),
+    });
+    const page = await context.newPage();
+    await page.goto(running.base);
+    await page.getByLabel("Username").fill(TEST_USERNAME);
+    await page.getByLabel("Password").fill(TEST_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Books" }).waitFor();
+    return page;
+  }
+
+  const fresh = async () => {
+    const running = await startApp();
+    apps.push(running.app);
+    return running;
+  };
+  const fields = (books: Book[]) =>
+    books.map(({ title, author, year }) => ({ title, author, year }));
+
+  test("an empty catalogue says so at the top, with Add and Import, on a desktop and a phone", async () => {
+    const running = await fresh();
+    for (const [viewport, name] of [
+      [DESKTOP, "empty-desktop.png"],
+      [PHONE, "empty-phone.png"],
+    ] as const) {
+      const page = await open(running, viewport);
+      const empty = page.locator(".empty");
+      await empty.getByText("The catalogue is empty.").waitFor();
+      for (const label of ["Add a book", "Import a file"]) {
+        const button = empty.getByRole("button", { name: label });
+        const box = await button.boundingBox();
+        assert.ok(box && box.y + box.height <= viewport.height, `${label} without scrolling`);
+      }
+      assert.equal(await page.evaluate("document.documentElement.scrollWidth"), viewport.width);
+      await page.screenshot({ path: join(SCREENSHOTS, name) });
+      await page.context().close();
+    }
+  });
+
+  test("import by keyboard only: a preview of new, duplicate and refused rows, then the import; again, nothing added", async () => {
+    const running = await fresh();
+    const file = join(dir, "goodreads_library_export.csv");
+    writeFileSync(file, goodreadsExport());
+    const page = await open(running);
+    await page.locator(".empty").getByRole("button", { name: "Import a file" }).focus();
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Import a file" });
+    await dialog.waitFor();
+    // The dialog opens on its file chooser, which the keyboard opens.
+    const chooser = page.waitForEvent("filechooser");
+    assert.equal(await page.evaluate("document.activeElement?.type"), "file");
+    await page.keyboard.press("Space");
+    await (await chooser).setFiles(file);
+    await dialog.getByText("“goodreads_library_export.csv” holds 200 rows:").waitFor();
+    const counts = await dialog.locator(".preview-counts li").allInnerTexts();
+    assert.deepEqual(counts, [
+      "195 new",
+      "0 already in the catalogue (same title, author and year)",
+      "5 that are not books",
+    ]);
+    const refused = await dialog
+      .locator(".refused tbody tr")
+      .evaluateAll((rows) =>
+        rows.map((row) => [...row.querySelectorAll("td")].map((td) => td.textContent)),
+      );
+    // The file's own lines: the header is line 1.
+    assert.deepEqual(refused, [
+      ["21", "—", "the title is empty"],
+      ["61", 'Book 060, a "novel"', "the author is empty"],
+      ["101", 'Book 100, a "novel"', "the year must be a whole number from -9999 to 9999"],
+      ["141", 'Book 140, a "novel"', "the year must be a whole number from -9999 to 9999"],
+      ["181", 'Book 180, a "novel"', "the year is missing"],
+    ]);
+    await page.screenshot({ path: join(SCREENSHOTS, "import-preview.png") });
+    // The preview's own button has the focus.
+    assert.equal(await page.evaluate("document.activeElement?.textContent"), "Import 195 books");
+    await page.keyboard.press("Enter");
+    await dialog
+      .getByText(
+        "Imported 195 books from “goodreads_library_export.csv”; 0 duplicates skipped; 5 refused.",
+      )
+      .waitFor();
+    await page.keyboard.press("Enter");
+    await dialog.waitFor({ state: "detached" });
+    await page.locator("#book-count").getByText("195 books", { exact: true }).waitFor();
+    const books = await running.api<Book[]>("GET", "/books");
+    assert.equal(books.length, 195);
+    assert.deepEqual(books[0], {
+      id: books[0]?.id,
+      title: 'Book 001, a "novel"',
+      author: "Author 1",
+      year: 1801,
+    });
+    // In the file's order.
+    assert.deepEqual(
+      books.map((b) => b.title),
+      [...books.map((b) => b.title)].sort(),
+    );
+
+    // The same file again: every row is a duplicate, and nothing can be imported.
+    await page.getByRole("button", { name: "Import a file" }).click();
+    await dialog.waitFor();
+    await dialog.locator('input[type="file"]').setInputFiles(file);
+    await dialog.getByText("“goodreads_library_export.csv” holds 200 rows:").waitFor();
+    assert.deepEqual(await dialog.locator(".preview-counts li").allInnerTexts(), [
+      "0 new",
+      "195 already in the catalogue (same title, author and year)",
+      "5 that are not books",
+    ]);
+    assert.equal(await dialog.getByRole("button", { name: "Import 0 books" }).isDisabled(), true);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    assert.equal((await running.api<Book[]>("GET", "/books")).length, 195);
+    await page.context().close();
+  });
+
+  test("a file that is not a list of books is told in plain words", async () => {
+    const running = await fresh();
+    const file = join(dir, "notes.json");
+    writeFileSync(file, '{"title": "Dune", "author": "Frank Herbert", "year": 1965}');
+    const page = await open(running);
+    await page.locator(".empty").getByRole("button", { name: "Import a file" }).click();
+    const dialog = page.getByRole("dialog", { name: "Import a file" });
+    await dialog.locator('input[type="file"]').setInputFiles(file);
+    await dialog.getByRole("alert").getByText("“notes.json” is not a list of books").waitFor();
+    await page.context().close();
+  });
+
+  test("export the catalogue, then import it into an empty one: the same books in the same order", async () => {
+    const source = await fresh();
+    for (const [i, title] of ["Zazie dans le métro", "Émile", "Candide", "Dune"].entries()) {
+      await source.api("POST", "/book", { title, author: `Author ${i}`, year: 1750 + i * 60 });
+    }
+    await source.api("POST", "/book", { title: "Dune", author: "Author 3", year: 1930 });
+    const page = await open(source);
+    await page.locator("#book-count").getByText("5 books", { exact: true }).waitFor();
+    const saved: Record<string, string> = {};
+    for (const format of ["JSON", "CSV"]) {
+      const download = page.waitForEvent("download");
+      await page.getByRole("button", { name: `Export ${format}` }).click();
+      const file = await download;
+      const path = join(dir, file.suggestedFilename());
+      await file.saveAs(path);
+      saved[format] = path;
+    }
+    await page.getByRole("status").getByText("Exported 5 books to catalogue.csv.").waitFor();
+    const exported = JSON.parse(readFileSync(saved.JSON as string, "utf8")) as Book[];
+    const books = await source.api<Book[]>("GET", "/books");
+    assert.deepEqual(exported, books);
+    assert.equal(readFileSync(saved.CSV as string, "utf8").split("\n")[0], "id,title,author,year");
+
+    for (const format of ["JSON", "CSV"]) {
+      const target = await fresh();
+      const other = await open(target);
+      await other.locator(".empty").getByRole("button", { name: "Import a file" }).click();
+      const dialog = other.getByRole("dialog", { name: "Import a file" });
+      await dialog.locator('input[type="file"]').setInputFiles(saved[format] as string);
+      await dialog.getByRole("button", { name: "Import 5 books" }).click();
+      await dialog.getByText(/^Imported 5 books from/).waitFor();
+      assert.deepEqual(fields(await target.api<Book[]>("GET", "/books")), fields(books), format);
+      await other.context().close();
+    }
+
+    // A search exports only its books.
+    await page.getByRole("searchbox").fill("dune");
+    await page.locator("#book-count").getByText("2 books match “dune”", { exact: true }).waitFor();
+    const download = page.waitForEvent("download");
+    await page.getByRole("button", { name: "Export JSON" }).click();
+    const searchFile = join(dir, "search.json");
+    await (await download).saveAs(searchFile);
+    assert.deepEqual(
+      JSON.parse(readFileSync(searchFile, "utf8")),
+      books.filter((b) => b.title === "Dune"),
+    );
+    await page.context().close();
+  });
+
+  test("search, sort and page live in the address: reload, Back and a shared link keep them", async () => {
+    const running = await fresh();
+    for (let i = 1; i <= 30; i++) {
+      await running.api("POST", "/book", {
+        title: `${i % 2 ? "Tales" : "Poems"} ${String(i).padStart(2, "0")}`,
+        author: "Writer",
+        year: 1900 + i,
+      });
+    }
+    const page = await open(running);
+    const status = page.locator("#page-status");
+    await status.getByText("Page 1: books 1 to 20.").waitFor();
+    await page.getByRole("searchbox").fill("tales");
+    await status.getByText("Page 1: books 1 to 15.").waitFor();
+    await page.waitForURL(/\?q=tales$/);
+    await page.getByRole("button", { name: /^Year/ }).click();
+    await page.waitForURL(/\?q=tales&sort=year$/);
+    await page.getByRole("button", { name: /^Year/ }).click();
+    await page.waitForURL(/\?q=tales&sort=-year$/);
+    await page.locator("th.col-year[aria-sort=descending]").waitFor();
+    // Screen readers hear the order in the year's own words.
+    assert.equal(
+      await page.locator("th.col-year .visually-hidden").innerText(),
+      ", sorted newest first; sort oldest first",
+    );
+    const firstYears = await page.locator("tbody td.col-year").allInnerTexts();
+    assert.deepEqual(firstYears.slice(0, 2), ["1929", "1927"]);
+
+    await page.reload();
+    await status.getByText("Page 1: books 1 to 15.").waitFor();
+    assert.equal(await page.getByRole("searchbox").inputValue(), "tales");
+    assert.deepEqual(await page.locator("tbody td.col-year").allInnerTexts(), firstYears);
+
+    await page.goBack();
+    await page.waitForURL(/\?q=tales&sort=year$/);
+    await page.locator("th.col-year[aria-sort=ascending]").waitFor();
+    await page.goBack();
+    await page.goBack();
+    await page.waitForURL(/\/$/);
+    await status.getByText("Page 1: books 1 to 20.").waitFor();
+    assert.equal(await page.getByRole("searchbox").inputValue(), "");
+    await page.goForward();
+    await status.getByText("Page 1: books 1 to 15.").waitFor();
+
+    // A page further on, in a link of its own: a new tab opens on the same books.
+    await page.goto(`${running.base}/?sort=-year`);
+    await status.getByText("Page 1: books 1 to 20.").waitFor();
+    await page.getByRole("button", { name: "Next" }).click();
+    await status.getByText("Page 2: books 21 to 30.").waitFor();
+    const shared = page.url();
+    assert.match(shared, /\?sort=-year&after=\d+&after_key=1911$/);
+    const secondPage = await page.locator("tbody td.col-year").allInnerTexts();
+    const other = await open(running);
+    await other.goto(shared);
+    await other.locator("tbody td.col-year").first().waitFor();
+    assert.deepEqual(await other.locator("tbody td.col-year").allInnerTexts(), secondPage);
+    await page.goBack();
+    await status.getByText("Page 1: books 1 to 20.").waitFor();
+    await page.context().close();
+    await other.context().close();
+  });
+
+  test("dark mode follows the system; long titles show whole on hover", async () => {
+    const running = await fresh();
+    const long = `The ${"very ".repeat(30)}long title`;
+    await running.api("POST", "/book", { title: long, author: "Writer", year: 2001 });
+    await running.api("POST", "/book", { title: "Dune", author: "Frank Herbert", year: 1965 });
+    const page = await open(running, DESKTOP, "dark");
+    await page.locator("#book-count").getByText("2 books", { exact: true }).waitFor();
+    const background = await page.evaluate(
+      "getComputedStyle(document.documentElement).backgroundColor",
+    );
+    assert.equal(background, "rgb(20, 24, 28)");
+    assert.equal(
+      await page.getByRole("cell", { name: long, exact: true }).getAttribute("title"),
+      long,
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, "catalogue-dark.png") });
+    await page.context().close();
+  });
+});

@@ -1,0 +1,382 @@
+// The librarian's page at /, used as a person would, in a real headless Chromium: sign in,
+// add, find, sort, page, edit, delete, refusals, and the session ending. It writes the
+// screenshots the README shows to docs/screenshots/. Each test has a service and catalogue of
+// its own, with the books it needs: any one runs alone, and in any order.
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import type { App } from "../../src/http/app.js";
+import { WEB_ROOT } from "../../src/http/web-page.js";
+import type { Book } from "../../src/rules/book.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
+import { browserSkipReason, launchChromium } from "../support/browser.js";
+import {
+  type Answer,
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "../support/helpers.js";
+
+const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+const LEFT_HAND = { title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 };
+
+/** A service of one test, on an empty catalogue of its own. */
+interface Running {
+  base: string;
+  api: <T>(method: string, url: string, body?: unknown) => Promise<Answer<T>>;
+}
+
+/** 44 books, "Tales volume 01", "poems volume 02" and on, every third by Italo Calvino. */
+async function addVolumes(running: Running) {
+  for (let i = 1; i <= 44; i++) {
+    await running.api("POST", "/book", {
+      title: `${i % 2 ? "Tales" : "poems"} volume ${String(i).padStart(2, "0")}`,
+      author: i % 3 ? "Jorge Luis Borges" : "Italo Calvino",
+      year: 1900 + i,
+    });
+  }
+}
+
+describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () => {
+  let browser: Browser;
+  const apps: App[] = [];
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    for (const app of apps) await app.close();
+  });
+
+  /** A service and catalogue for one test, so no test sees another's books. */
+  async function fresh(): Promise<Running> {
+    const app = await buildTestApp({ webRoot: WEB_ROOT });
+    apps.push(app);
+    const base = await listenLocally(app);
+    const token = await tokenFor(app);
+    return {
+      base,
+      api: <T>(method: string, url: string, body?: unknown) =>
+        call<T>(app, method, url, { token, ...(body === undefined ? {} : { body }) }),
+    };
+  }
+
+  /** A fresh tab (its own sessionStorage) at the page; with `clock`, time it can move on. */
+  async function open(
+    running: { base: string },
+    viewport = DESKTOP,
+    options: { clock?: boolean } = {},
+  ): Promise<Page> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    const page = await context.newPage();
+    if (options.clock) await page.clock.install();
+    await page.goto(running.base);
+    return page;
+  }
+
+  async function signIn(page: Page, password = TEST_PASSWORD) {
+    await page.getByLabel("Username").fill(TEST_USERNAME);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+
+  /** Where an element's top or bottom is on the page (not in the viewport, which scrolls). */
+  async function onPage(element: Locator, edge: "top" | "bottom"): Promise<number> {
+    const box = await element.boundingBox();
+    assert.ok(box, "the element is shown");
+    const scrolled = Number(await element.page().evaluate("scrollY"));
+    // Whole pixels: scrolling moves boxes by fractions.
+    return Math.round(scrolled + box.y + (edge === "bottom" ? box.height : 0));
+  }
+
+  const titles = (page: Page) => page.locator("tbody td.col-title").allInnerTexts();
+  const pageStatus = (page: Page) => page.locator("#page-status");
+  const bookCount = (page: Page) => page.locator("#book-count");
+
+  test("sign in: a wrong password is told, the right one opens the catalogue", async () => {
+    const page = await open(await fresh());
+    await page.screenshot({ path: join(SCREENSHOTS, "sign-in-desktop.png") });
+    await signIn(page, "not the password");
+    await page.getByRole("alert").getByText("The username or password is wrong.").waitFor();
+    await signIn(page);
+    await page.getByRole("heading", { name: "Books" }).waitFor();
+    // The API's interactive docs are one click away, and link back here.
+    const docs = page.getByRole("link", { name: "API documentation" });
+    assert.equal(await docs.getAttribute("href"), "/docs");
+    await pageStatus(page).getByText("The catalogue is empty.").waitFor();
+  });
+
+  test("add a book by keyboard; the contract's rules are shown by the fields first", async () => {
+    const running = await fresh();
+    const { api } = running;
+    const page = await open(running);
+    await signIn(page);
+    await pageStatus(page).getByText("The catalogue is empty.").waitFor();
+    // The empty catalogue says so at the top, with what to do next.
+    await page.locator(".empty").getByRole("button", { name: "Add a book" }).focus();
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Add a book" });
+    await dialog.waitFor();
+    // Nothing typed: Save shows each field's rule and sends nothing.
+    await page.keyboard.press("Enter");
+    await dialog.getByText("Title is required.").waitFor();
+    await dialog.getByText("Author is required.").waitFor();
+    await dialog.getByText("Year is required.").waitFor();
+    assert.equal(await dialog.getByLabel("Title").getAttribute("aria-invalid"), "true");
+    assert.equal(await page.evaluate("document.activeElement?.id"), "book-title");
+    await page.keyboard.type("The Left Hand of Darkness");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("Ursula K. Le Guin");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("19690");
+    await page.keyboard.press("Enter");
+    await dialog.getByText("Year must be a whole number from -9999 to 9999.").waitFor();
+    assert.equal((await api<Book[]>("GET", "/books")).body.data?.length, 0);
+    await page.keyboard.press("Backspace");
+    await page.keyboard.press("Enter");
+    await dialog.waitFor({ state: "detached" });
+    await page.getByRole("status").getByText("Added “The Left Hand of Darkness”.").waitFor();
+    await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await bookCount(page).getByText("1 book", { exact: true }).waitFor();
+    assert.deepEqual(await titles(page), ["The Left Hand of Darkness"]);
+    assert.deepEqual((await api<Book[]>("GET", "/books")).body.data, [{ id: 1, ...LEFT_HAND }]);
+  });
+
+  test("search, sort and page through the catalogue, with no layout jump", async () => {
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    await addVolumes(running);
+    const page = await open(running);
+    await signIn(page);
+    await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
+    await bookCount(page).getByText("45 books", { exact: true }).waitFor();
+    const pager = page.locator("nav.pages");
+    // Where the pager is on the page (not in the viewport, which scrolls to each click).
+    const pagerTop = () => onPage(pager, "top");
+    const pagerAt = await pagerTop();
+    // Titles A to Z without regard to case: "poems" before "Tales", "The Left Hand" after.
+    const first = await titles(page);
+    assert.equal(first[0], "poems volume 02");
+    await page.screenshot({ path: join(SCREENSHOTS, "catalogue-desktop.png") });
+
+    await page.getByRole("button", { name: "Next" }).click();
+    await pageStatus(page).getByText("Page 2: books 21 to 40.").waitFor();
+    await page.getByRole("button", { name: "Next" }).click();
+    await pageStatus(page).getByText("Page 3: books 41 to 45.").waitFor();
+    assert.equal(await bookCount(page).innerText(), "45 books", "the count stays while paging");
+    assert.equal(await page.getByRole("button", { name: "Next" }).isDisabled(), true);
+    assert.equal(await pagerTop(), pagerAt, "the pager stays where it was");
+    await page.getByRole("button", { name: "Previous" }).click();
+    await pageStatus(page).getByText("Page 2: books 21 to 40.").waitFor();
+
+    const sortedByYear = async (direction: string) => {
+      await page.getByRole("button", { name: /^Year/ }).click();
+      await page.locator(`th.col-year[aria-sort="${direction}"]`).waitFor();
+      await page.locator('table[aria-busy="false"]').waitFor();
+      assert.equal(await pageStatus(page).innerText(), "Page 1: books 1 to 20.");
+      return (await page.locator("tbody td.col-year").allInnerTexts()).map(Number);
+    };
+    const years = (await running.api<Book[]>("GET", "/books")).body.data?.map((b) => b.year) ?? [];
+    const ascending = [...years].sort((a, b) => a - b);
+    assert.deepEqual(await sortedByYear("ascending"), ascending.slice(0, 20));
+    assert.deepEqual(await sortedByYear("descending"), ascending.reverse().slice(0, 20));
+
+    // Word beginnings, in any order, case and accents aside.
+    await page.getByRole("searchbox", { name: "Search titles and authors" }).fill("CALV ítalo");
+    await pageStatus(page).getByText("Page 1: books 1 to 14.").waitFor();
+    await bookCount(page).getByText("14 books match “CALV ítalo”", { exact: true }).waitFor();
+    const authors = await page.locator("tbody td.col-author").allInnerTexts();
+    assert.deepEqual(new Set(authors), new Set(["Italo Calvino"]));
+    await page.getByRole("searchbox").fill("no such book");
+    await pageStatus(page).getByText("No book matches “no such book”.").waitFor();
+    // Said at the top, where the eye is, with the way back.
+    const empty = page.locator(".empty");
+    await empty.getByText("No book matches").waitFor();
+    const bottom = await onPage(empty, "bottom");
+    assert.ok(bottom <= DESKTOP.height, `the message ends ${bottom} px down`);
+    await empty.getByRole("button", { name: "Clear the search" }).click();
+    await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
+    assert.equal(await page.getByRole("searchbox").inputValue(), "");
+  });
+
+  test("edit a book; a refused save shows the service's message", async () => {
+    const running = await fresh();
+    const { api } = running;
+    const { id } = (await api<Book>("POST", "/book", LEFT_HAND)).body.data as Book;
+    // Another book, so the page shows one book only once the search is answered.
+    await api("POST", "/book", { title: "Ficciones", author: "Borges", year: 1944 });
+    const page = await open(running);
+    await signIn(page);
+    await page.getByRole("searchbox").fill("Left Hand");
+    await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
+    const dialog = page.getByRole("dialog", { name: "Edit book" });
+    await dialog.getByLabel("Year").fill("1970");
+    await page.screenshot({ path: join(SCREENSHOTS, "edit-desktop.png") });
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await page.locator("tbody td.col-year").getByText("1970").waitFor();
+    assert.equal((await api<Book>("GET", `/book/${id}`)).body.data?.year, 1970);
+
+    // Someone else deletes the book while it is open here.
+    await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
+    await dialog.getByLabel("Title").fill("The Dispossessed");
+    await api("DELETE", `/book/${id}`);
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await dialog.getByRole("alert").getByText("The service refused: Book not found.").waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+  });
+
+  test("delete asks first", async () => {
+    const running = await fresh();
+    const { api } = running;
+    const created = (
+      await api<Book>("POST", "/book", { title: "Ficciones", author: "Borges", year: 1944 })
+    ).body.data as Book;
+    // Another book, so the page shows one book only once the search is answered.
+    await api("POST", "/book", LEFT_HAND);
+    const page = await open(running);
+    await signIn(page);
+    await page.getByRole("searchbox").fill("Ficciones");
+    await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await page.getByRole("button", { name: "Delete “Ficciones”" }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete this book?" });
+    await dialog.getByRole("button", { name: "Keep it" }).click();
+    assert.equal((await api("GET", `/book/${created.id}`)).status, 200);
+    await page.getByRole("button", { name: "Delete “Ficciones”" }).click();
+    await dialog.getByRole("button", { name: "Delete" }).click();
+    await pageStatus(page).getByText("No book matches “Ficciones”.").waitFor();
+    await bookCount(page).getByText("0 books match “Ficciones”", { exact: true }).waitFor();
+    assert.equal((await api("GET", `/book/${created.id}`)).status, 404);
+  });
+
+  test("a token about to expire, after a reload, leads back to sign-in", async () => {
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    const page = await open(running, DESKTOP, { clock: true });
+    await signIn(page);
+    await pageStatus(page)
+      .getByText(/^Page 1/)
+      .waitFor();
+    // A reload keeps the token (this tab's sessionStorage) but not the password.
+    await page.reload();
+    await pageStatus(page)
+      .getByText(/^Page 1/)
+      .waitFor();
+    await page.clock.fastForward("14:30");
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.getByText("Your session is about to expire. Sign in again to go on.").waitFor();
+  });
+
+  test("a token the service refuses leads back to sign-in", async () => {
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    const page = await open(running);
+    await signIn(page);
+    await pageStatus(page)
+      .getByText(/^Page 1/)
+      .waitFor();
+    await page.evaluate(
+      'sessionStorage.setItem("book-catalogue.token", sessionStorage.getItem("book-catalogue.token") + "x")',
+    );
+    await page.reload();
+    await page.getByText("Your session has ended. Sign in again.").waitFor();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  });
+
+  test("on a phone: books as cards, every control within the screen", async () => {
+    const running = await fresh();
+    await addVolumes(running);
+    const page = await open(running, PHONE);
+    await page.screenshot({ path: join(SCREENSHOTS, "sign-in-phone.png") });
+    await signIn(page);
+    await pageStatus(page)
+      .getByText(/^Page 1/)
+      .waitFor();
+    const scrollWidth = await page.evaluate<number>("document.documentElement.scrollWidth");
+    assert.ok(scrollWidth <= PHONE.width, `no sideways scrolling (${scrollWidth} px)`);
+    await page.screenshot({ path: join(SCREENSHOTS, "catalogue-phone.png") });
+    await page.getByRole("button", { name: /^Edit/ }).first().click();
+    await page.getByRole("dialog").waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, "edit-phone.png") });
+  });
+
+  test("too many failed sign-ins are told as such", async () => {
+    // A service that locks the username out after two failed sign-ins.
+    const strict = await buildTestApp({ webRoot: WEB_ROOT, env: { LOGIN_MAX_FAILURES: "2" } });
+    try {
+      const page = await open({ base: await listenLocally(strict) });
+      for (const attempt of ["wrong 1", "wrong 2"]) {
+        await signIn(page, attempt);
+        await page.getByText("The username or password is wrong.").waitFor();
+        await page.getByRole("button", { name: "Sign in" }).waitFor();
+      }
+      await signIn(page);
+      await page.getByText("Too many failed sign-ins. Wait a minute, then try again.").waitFor();
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe("a search of very many matches in the page", { skip: browserSkipReason() }, () => {
+  test("pages cut short by the search's bound still count on, and Next walks every match", async () => {
+    // Bounds small enough that 60 books need several windows of 8 books.
+    const store = openSqliteStore(":memory:", { fewMatches: 3, window: 8 });
+    const app = await buildTestApp({ store, webRoot: WEB_ROOT });
+    const base = await listenLocally(app);
+    const token = await tokenFor(app);
+    for (let i = 0; i < 60; i++) {
+      const title = `${i % 4 === 0 ? "Common" : "Other"} ${String(i).padStart(2, "0")}`;
+      await call(app, "POST", "/book", { token, body: { title, author: "Anon", year: 2000 } });
+    }
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: DESKTOP });
+      await page.goto(base);
+      await page.getByLabel("Username").fill(TEST_USERNAME);
+      await page.getByLabel("Password").fill(TEST_PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("searchbox").fill("comm");
+      await page.locator("#book-count").getByText("15 books match “comm”").waitFor();
+      const seen: string[] = [];
+      for (let turn = 0; turn < 20; turn++) {
+        await page.locator('table[aria-busy="false"]').waitFor();
+        const shown = await page.locator("tbody td.col-title").allInnerTexts();
+        const status = await page.locator("#page-status").innerText();
+        if (shown.length > 0) {
+          assert.equal(
+            status,
+            `Page ${turn + 1}: books ${seen.length + 1} to ${seen.length + shown.length}.`,
+          );
+        }
+        seen.push(...shown);
+        const nextButton = page.getByRole("button", { name: "Next" });
+        if (await nextButton.isDisabled()) break;
+        await nextButton.click();
+      }
+      const expected = Array.from(
+        { length: 15 },
+        (_, i) => `Common ${String(i * 4).padStart(2, "0")}`,
+      );
+      assert.deepEqual(seen, expected);
+    } finally {
+      await browser.close();
+      await app.close();
+      await store.close();
+    }
+  });
+});
