@@ -3,13 +3,13 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 
 /**
  * One JSON line per request, in pino's own line format, written straight to the log
- * destination. Measured on the 2-core benchmark machine, pino's object path for this line
- * cost about a sixth of GET /book/{id} throughput; a line built here costs a third of that.
+ * destination: pino's object path for this line cost three times as much, on the hot path
+ * (docs/performance.md).
  * It holds no header and no body, and of the URL only what `loggedUrl` keeps.
  *
  * The lines of one turn of the event loop go to the destination in one write, at the end of
  * the turn: sonic-boom measures the byte length of its whole pending buffer on every write,
- * which cost 4 µs a request (12 % of GET /book/{id} throughput). `flush` writes what is left
+ * a cost per request that showed in GET /book/{id} (docs/performance.md). `flush` writes what is left
  * at once; call it when the server has closed.
  */
 export function createAccessLog(destination: { write(lines: string): unknown }, worker?: number) {

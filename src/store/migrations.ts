@@ -64,8 +64,8 @@ export const MIGRATIONS: readonly Migration[] = [
     // prefixes. SQLite: a contentless FTS5 table whose rows the store writes in the same
     // transaction as the book (the "ascii" tokenizer leaves the folded words as they are).
     // Prefix indexes of 2, 3, 4 and 6 characters: a prefix query without one merges the lists
-    // of every word it starts, measured at 8 ms for a word in one book of eight at a million
-    // books, under 1 ms with one; each costs little on writes (0.01 ms a book). PostgreSQL:
+    // of every word it starts, many times slower at a million books; each costs little on
+    // writes (docs/performance.md). PostgreSQL:
     // tsvectors built from the same words, one per field so an update of one field need not
     // read the other, and a GIN index over both.
     sqlite: `

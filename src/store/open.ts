@@ -11,7 +11,7 @@ export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Prom
   if (db.kind === "sqlite") return openSqliteStore(db.path);
 
   const description = describeDb(db);
-  // postgres.js is loaded only for a PostgreSQL store (7 MB of memory, measured).
+  // postgres.js is loaded only for a PostgreSQL store (its memory: docs/performance.md).
   const { openPostgresStore } = await import("./postgres/store.js");
   const opening = openPostgresStore(db.url, {
     poolSize: config.pgPoolSize,

@@ -26,7 +26,7 @@ export const PAGE_CACHE_BYTES = 8 * 1024 * 1024;
 export const PAGE_CACHE_ENTRIES = 10_000;
 
 // What an entry costs beyond its strings' characters: the Map's slot, the page object and the
-// string headers. Measured on V8 at 250 to 300 bytes for small pages; counted with room to spare.
+// string headers, counted with room to spare over what V8 was seen to use (docs/performance.md).
 const ENTRY_OVERHEAD_BYTES = 384;
 
 /**

@@ -48,8 +48,8 @@ export type BookFilters = Pick<BookQuery, "search" | "author" | "year">;
 export interface BookStore {
   get(id: number): Promise<Book | undefined>;
   /**
-   * The books the query selects, in its order. The database encodes them: measured three to
-   * four times cheaper than building objects to stringify.
+   * The books the query selects, in its order. The database encodes them: several times
+   * cheaper than building objects to stringify (docs/performance.md).
    */
   list(query: BookQuery): Promise<BookPage>;
   /** How many books match the filters, whatever the page. */
