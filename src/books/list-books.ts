@@ -5,7 +5,12 @@ import { setImmediate as turn } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
 import type { BookPage, BookStore } from "../store/store.js";
-import { type Filters, type ListParameters, listFilters, matchFilters } from "./listing.js";
+import {
+  type ListingQuery,
+  type ListParameters,
+  matchFilters,
+  readListingQuery,
+} from "./listing.js";
 
 /** Books fetched from the store per round trip while GET /books streams. */
 export const LIST_PAGE_SIZE = 500;
@@ -23,8 +28,8 @@ export function listBooks(store: BookStore) {
   const wholeListing = lastListingKept();
   return async (request: ListRequest, reply: FastifyReply) => {
     const parameters = request.query;
-    const filters = listFilters(parameters);
-    if (filters === undefined) return respond(reply, 400, Messages.invalidInput);
+    const listing = readListingQuery(parameters);
+    if (listing === undefined) return respond(reply, 400, Messages.invalidInput);
     reply.type("application/json; charset=utf-8");
     const prefer = request.headers.prefer;
     if (typeof prefer === "string" && COUNT_PREFERENCE.test(prefer)) {
@@ -32,12 +37,12 @@ export function listBooks(store: BookStore) {
       reply.header("preference-applied", "count=exact");
     }
     if (parameters.limit !== undefined) {
-      return sendOnePage(store, reply, parameters, filters, parameters.limit);
+      return sendOnePage(store, reply, parameters, listing, parameters.limit);
     }
     // Pages are gathered up to a budget before answering: a listing that fits goes out as one
     // body (and a store that is down still gets a 503); a longer one streams the rest.
     // (next() by hand: leaving a for-await loop would close the pages the tail still needs.)
-    const pages = pagesOf(store, filters);
+    const pages = pagesOf(store, listing);
     const head: BookPage[] = [];
     let bytes = 0;
     for (let next = await pages.next(); !next.done; next = await pages.next()) {
@@ -56,14 +61,14 @@ async function sendOnePage(
   store: BookStore,
   reply: FastifyReply,
   parameters: ListParameters,
-  filters: Filters,
+  listing: ListingQuery,
   limit: number,
 ) {
-  const page = await store.list({ ...filters, limit });
+  const page = await store.list({ ...listing, limit });
   if (page.partial || page.count === limit) {
     const cursor = pageCursor(page);
     // A partial page says itself that more may follow.
-    const next = page.partial ? page : await store.list({ ...filters, ...cursor, limit: 1 });
+    const next = page.partial ? page : await store.list({ ...listing, ...cursor, limit: 1 });
     if (next.partial || next.count > 0) {
       const link = new URLSearchParams(
         Object.entries({ ...parameters, after: page.lastId }).map(
@@ -108,15 +113,15 @@ const pageCursor = (page: BookPage) =>
 /** Whether a page of LIST_PAGE_SIZE books may have more after it. */
 const hasMore = (page: BookPage) => page.partial === true || page.count === LIST_PAGE_SIZE;
 
-/** The pages a listing's filters select, in order, read one at a time as they are taken. */
-async function* pagesOf(store: BookStore, filters: Filters): AsyncGenerator<BookPage> {
-  for (let query = filters; ; ) {
+/** The pages a listing selects, in order, read one at a time as they are taken. */
+async function* pagesOf(store: BookStore, listing: ListingQuery): AsyncGenerator<BookPage> {
+  for (let query = listing; ; ) {
     const page = await store.list({ ...query, limit: LIST_PAGE_SIZE });
     yield page;
     if (!hasMore(page)) return;
     // A partial page used up a search's bound of work: let other requests run before the next.
     if (page.partial) await turn();
-    query = { ...filters, ...pageCursor(page) };
+    query = { ...listing, ...pageCursor(page) };
   }
 }
 

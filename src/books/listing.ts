@@ -1,5 +1,5 @@
 // GET /books parameters: their schema (validation and the API description alike), how they
-// are read from the query string, and the filters a valid query names.
+// are read from the query string, and the listing a valid query names.
 
 import { AUTHOR_MAX, TITLE_MAX, YEAR_MAX, YEAR_MIN } from "../rules/book.js";
 import { MIN_PREFIX, searchTerms } from "../rules/search.js";
@@ -17,7 +17,8 @@ export interface ListParameters {
   sort?: string;
   after_key?: string;
 }
-export type Filters = Omit<BookQuery, "limit">;
+/** What a listing selects and from where, in which order: a store query without its page size. */
+export type ListingQuery = Omit<BookQuery, "limit">;
 
 const SORTS = SORT_FIELDS.flatMap((field) => [field, `-${field}`]);
 const FIELD_SORTS = SORTS.filter((sort) => !/^-?id$/.test(sort));
@@ -25,7 +26,7 @@ const FIELD_SORTS = SORTS.filter((sort) => !/^-?id$/.test(sort));
 const YEAR = /^-?(0|[1-9][0-9]{0,3})$/;
 
 // The cursor's rules span several parameters, which OpenAPI parameters cannot express one by
-// one: each description states them, and listFilters enforces them.
+// one: each description states them, and readListingQuery enforces them.
 export const listParametersSchema = {
   type: "object",
   properties: {
@@ -94,21 +95,26 @@ export function readIntegerParameters(query: Record<string, unknown>): void {
 }
 
 /**
- * The filters a valid query names; undefined when the cursor does not fit the order (a sort by
- * a field continues from `after` with its `after_key`, and only then takes one).
+ * The listing a valid query string names: its cursor, order and filters; undefined when the
+ * cursor does not fit the order (a sort by a field continues from `after` with its
+ * `after_key`, and only then takes one).
  */
-export function listFilters(parameters: ListParameters): Filters | undefined {
+export function readListingQuery(parameters: ListParameters): ListingQuery | undefined {
   const after = parameters.after ?? 0;
   const sort = (parameters.sort?.replace(/^-/, "") ?? "id") as SortField;
   const key = parameters.after_key;
   if ((sort !== "id" && after !== 0) !== (key !== undefined)) return undefined;
-  const filters: Filters = { after, sort, descending: parameters.sort?.startsWith("-") === true };
+  const query: ListingQuery = {
+    after,
+    sort,
+    descending: parameters.sort?.startsWith("-") === true,
+  };
   if (key !== undefined) {
-    if (sort !== "year") filters.afterKey = key;
-    else if (YEAR.test(key)) filters.afterKey = Number(key);
+    if (sort !== "year") query.afterKey = key;
+    else if (YEAR.test(key)) query.afterKey = Number(key);
     else return undefined;
   }
-  return { ...filters, ...matchFilters(parameters) };
+  return { ...query, ...matchFilters(parameters) };
 }
 
 /** The filters that choose which books match, whatever the page: what a total counts. */
