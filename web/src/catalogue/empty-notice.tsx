@@ -1,4 +1,5 @@
 // Said at the top, where the eye is, when there is nothing to list: with what to do next.
+import { AddAndImport } from "./add-and-import.js";
 
 interface Props {
   /** The search that found nothing; without one, the catalogue itself is empty. */
@@ -28,14 +29,7 @@ export function EmptyNotice({ q, onClearSearch, onAdd, onImport }: Props) {
         <strong>The catalogue is empty.</strong> Add the first book, or import a file: a CSV or JSON
         list of books, or a Goodreads library export.
       </p>
-      <div class="tool-buttons">
-        <button type="button" onClick={onAdd}>
-          Add a book
-        </button>
-        <button type="button" class="secondary" onClick={onImport}>
-          Import a file
-        </button>
-      </div>
+      <AddAndImport onAdd={onAdd} onImport={onImport} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 // Above the table: how many books, the search, and what to do with books (add, import, export).
 import type { BookCatalogueClient } from "book-catalogue";
 import { ExportButtons } from "../export/export-buttons.js";
+import { AddAndImport } from "./add-and-import.js";
 import { SearchBar } from "./search-bar.js";
 import type { WalkState } from "./use-walk.js";
 
@@ -37,13 +38,7 @@ export function Toolbar({ client, walk, total, onAdd, onImport, onExported, onFa
         onInput={walk.setSearch}
         onSearch={(typed) => walk.restart({ q: typed })}
       />
-      <div class="tool-buttons">
-        <button type="button" onClick={onAdd}>
-          Add a book
-        </button>
-        <button type="button" class="secondary" onClick={onImport}>
-          Import a file
-        </button>
+      <AddAndImport onAdd={onAdd} onImport={onImport}>
         <ExportButtons
           client={client}
           q={q}
@@ -51,7 +46,7 @@ export function Toolbar({ client, walk, total, onAdd, onImport, onExported, onFa
           onDone={onExported}
           onFailure={onFailure}
         />
-      </div>
+      </AddAndImport>
     </div>
   );
 }
