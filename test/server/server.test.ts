@@ -8,7 +8,11 @@ import { after, describe, test } from "node:test";
 import postgres from "postgres";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
-import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
+import {
+  DEFAULT_TEST_DATABASE_URL,
+  freshPostgresSchema,
+  storesUnderTest,
+} from "../support/helpers.js";
 import { login, request, startExpectingFailure, startService } from "../support/service.js";
 
 const SECRET = "black-box-secret-of-more-than-32-bytes";
@@ -225,6 +229,26 @@ describe("npm start fails fast, with one clear line and a non-zero exit", () => 
       /cannot reach PostgreSQL at postgres:\/\/app@127\.0\.0\.1:\d+\/books/,
     );
     assert.ok(run.ms < 13_000, `took ${run.ms} ms`);
+  });
+
+  test("PostgreSQL's own reason is named: a database or a role that does not exist", {
+    skip: postgresSkip,
+  }, async () => {
+    const base = new URL(process.env.TEST_DATABASE_URL ?? DEFAULT_TEST_DATABASE_URL);
+    const database = new URL(base);
+    database.pathname = "/no_such_catalogue_db";
+    database.password = "db-secret-never-shown";
+    const role = new URL(base);
+    role.username = "no_such_catalogue_role";
+    for (const [url, reason] of [
+      [database, /: database "no_such_catalogue_db" does not exist \(3D000\)$/],
+      [role, /: role "no_such_catalogue_role" does not exist \(28000\)$/],
+    ] as const) {
+      const run = await startFailing({ DB_URL: url.href });
+      assert.notEqual(run.code, 0);
+      assert.match(failureLine(run.output), reason);
+      assert.ok(!run.output.includes("db-secret-never-shown"));
+    }
   });
 
   test("a PostgreSQL schema newer than this build cannot be prepared", {

@@ -101,7 +101,18 @@ async function connect(url: string, options: PostgresOptions): Promise<postgres.
     const reason = isUnavailable(error)
       ? `cannot reach PostgreSQL at ${options.description}`
       : `cannot prepare the PostgreSQL schema at ${options.description}`;
-    const detail = (error as { code?: string }).code ?? (error as Error).message;
-    throw new StoreOpenError(`${reason} (${detail})`, { cause: error });
+    throw new StoreOpenError(`${reason}: ${describeFailure(error, url)}`, { cause: error });
   }
+}
+
+/**
+ * PostgreSQL's own words with their code ('database "x" does not exist (3D000)'): they say
+ * what to do. They hold no password, and the URL's is blanked should one ever appear.
+ */
+function describeFailure(error: unknown, url: string): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" && message !== "" ? message : String(error);
+  const password = URL.canParse(url) ? decodeURIComponent(new URL(url).password) : "";
+  const safe = password === "" ? text : text.replaceAll(password, "[redacted]");
+  return typeof code === "string" && !safe.includes(code) ? `${safe} (${code})` : safe;
 }
