@@ -1,14 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { Book, BookChanges, NewBook } from "../../rules/book.js";
 import { createReadCaches } from "../read-caches.js";
 import { type BookStore, StoreOpenError } from "../store.js";
+import { bookStatements } from "./books.js";
 import { withStoreErrors } from "./errors.js";
 import { createGroupCommit } from "./group-commit.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
-import { migrate, writeStatement } from "./schema.js";
-import { indexedWords } from "./search-index.js";
+import { migrate } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
 
 /**
@@ -82,48 +81,4 @@ function openDatabase(path: string): DatabaseSync {
       { cause: error },
     );
   }
-}
-
-/** The statements of single books, each run inside a group's transaction but `get`. */
-function bookStatements(db: DatabaseSync) {
-  const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
-  const insertStmt = writeStatement(db, "INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
-  const updateStmt = writeStatement(
-    db,
-    `UPDATE books SET title = coalesce(?, title), author = coalesce(?, author),
-       year = coalesce(?, year) WHERE id = ?`,
-  );
-  const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
-  const pingStmt = db.prepare("SELECT 1");
-  const indexStmt = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
-  const unindexStmt = writeStatement(db, "DELETE FROM books_search WHERE rowid = ?");
-  // node:sqlite rows have no prototype; callers get a plain Book.
-  const get = (id: number): Book | undefined => {
-    const row = getStmt.get(id);
-    return row && ({ id: row.id, title: row.title, author: row.author, year: row.year } as Book);
-  };
-  return {
-    get,
-    create(book: NewBook): Book {
-      const id = Number(insertStmt.run(book.title, book.author, book.year).lastInsertRowid);
-      indexStmt.run(id, indexedWords(book));
-      return { id, ...book };
-    },
-    update(id: number, changes: BookChanges): Book | undefined {
-      const { title = null, author = null, year = null } = changes;
-      if (updateStmt.run(title, author, year, id).changes === 0n) return undefined;
-      const book = get(id) as Book;
-      if (title !== null || author !== null) {
-        unindexStmt.run(id);
-        indexStmt.run(id, indexedWords(book));
-      }
-      return book;
-    },
-    remove(id: number): boolean {
-      if (removeStmt.run(id).changes === 0n) return false;
-      unindexStmt.run(id);
-      return true;
-    },
-    ping: () => void pingStmt.get(),
-  };
 }
