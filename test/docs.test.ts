@@ -73,6 +73,20 @@ test("every link of the README and docs/ leads to a file that exists; every page
   }
 });
 
+test("every repository path the README and docs/ name in backticks exists", () => {
+  const pages = ["README.md", ...filesUnder("docs").filter((path) => path.endsWith(".md"))];
+  for (const page of pages) {
+    for (const [, path] of read(page).matchAll(
+      /`((?:src|test|web|bench|client|scripts|docs)\/[^`\s*]+)`/g,
+    )) {
+      assert.ok(
+        existsSync(join(ROOT, path as string)),
+        `${page} names ${path}, which does not exist`,
+      );
+    }
+  }
+});
+
 test("the README is a front door: at most 200 lines", () => {
   assert.ok(read("README.md").split("\n").length <= 200);
 });
