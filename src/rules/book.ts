@@ -66,9 +66,9 @@ export function checkBook(fields: Partial<Record<BookField, unknown>>): {
   book?: NewBook;
 } {
   const problems: Partial<Record<BookField, FieldProblem>> = {};
-  const title = checkText(fields.title, TITLE_MAX);
+  const title = checkText(fields.title, TEXT_LIMITS.title);
   if (title) problems.title = title;
-  const author = checkText(fields.author, AUTHOR_MAX);
+  const author = checkText(fields.author, TEXT_LIMITS.author);
   if (author) problems.author = author;
   const year = checkYear(fields.year);
   if (year) problems.year = year;

@@ -3,8 +3,11 @@
 import {
   type BookField,
   checkBook,
+  checkText,
+  checkYear,
   type FieldProblem,
   type NewBook,
+  TEXT_LIMITS,
 } from "@book-catalogue/rules/book.js";
 
 export type Field = BookField;
@@ -37,20 +40,16 @@ function describe(field: Field, problem: FieldProblem): string {
   }
 }
 
-function checkAll(draft: Draft) {
-  return checkBook({ title: draft.title, author: draft.author, year: typedYear(draft.year) });
-}
-
 /** The field's problem, or undefined when the contract accepts it. */
 export function checkField(field: Field, value: string): string | undefined {
-  const draft: Draft = { title: "x", author: "x", year: "1", [field]: value };
-  const problem = checkAll(draft).problems[field];
+  const problem =
+    field === "year" ? checkYear(typedYear(value)) : checkText(value, TEXT_LIMITS[field]);
   return problem === undefined ? undefined : describe(field, problem);
 }
 
 /** Every field's problem, and the book to send when there are none. */
 export function checkDraft(draft: Draft): { problems: Problems; book?: NewBook } {
-  const { problems, book } = checkAll(draft);
+  const { problems, book } = checkBook({ ...draft, year: typedYear(draft.year) });
   const described: Problems = {};
   for (const [field, problem] of Object.entries(problems) as [Field, FieldProblem][]) {
     described[field] = describe(field, problem);
