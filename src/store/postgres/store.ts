@@ -29,12 +29,15 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
   const listing = createListing(sql, options.searchTimeoutMs ?? 1_000);
   const caches = createReadCaches();
   const latestCommits = createCommitCounter(sql);
-  /** The commit count now, and whether what is kept was read at it (emptied when it moved). */
-  async function freshCommits(): Promise<{ commits: number; current: () => boolean }> {
+  /**
+   * The commit count now, with what is kept emptied when it has moved. A reader keeps and uses
+   * what is kept only while its count is still the caches' version: one that saw an older
+   * count than the latest keeps nothing.
+   */
+  async function freshCommits(): Promise<number> {
     const commits = await latestCommits();
     if (commits > (caches.version ?? -1)) caches.moveTo(commits);
-    // A reader that saw an older count than the latest one keeps nothing.
-    return { commits, current: () => commits === caches.version };
+    return commits;
   }
   // Creates and reads by id are sent together: those that arrive while as many statements of
   // their kind as the pool has connections are under way go in one statement when one of
@@ -50,23 +53,23 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     get: (id) =>
       withStoreErrors(async () => {
         // As listing pages: a book read under the latest count is kept until it moves.
-        const { current } = await freshCommits();
-        const kept = current() ? caches.books.get(id) : undefined;
+        const commits = await freshCommits();
+        const kept = commits === caches.version ? caches.books.get(id) : undefined;
         if (kept !== undefined) return kept;
         const book = await readBooks(id);
-        if (book !== undefined && current()) caches.books.set(book);
+        if (book !== undefined && commits === caches.version) caches.books.set(book);
         return book;
       }),
     list: (query) =>
       withStoreErrors(async () => {
         // The count is read before the page, so a page kept under a count holds every commit
         // it counts; a later commit changes the count, and the pages kept are forgotten.
-        const { current } = await freshCommits();
+        const commits = await freshCommits();
         const key = JSON.stringify(query);
-        const kept = current() ? caches.pages.get(key) : undefined;
+        const kept = commits === caches.version ? caches.pages.get(key) : undefined;
         if (kept !== undefined) return kept;
         const page = await listing.list(query);
-        if (current()) caches.pages.set(key, page);
+        if (commits === caches.version) caches.pages.set(key, page);
         return page;
       }),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
