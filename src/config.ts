@@ -51,6 +51,9 @@ export class ConfigError extends Error {
 export const SUPPORTED_DB_URLS =
   "sqlite:<path>, sqlite://<path>, file:<path>, sqlite::memory:, postgres://…, postgresql://…";
 
+/** Where the catalogue lives when DB_URL is unset (outside production). */
+export const DEFAULT_DB_URL = "sqlite:./data/books.db";
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 const MIN_SECRET_BYTES = 32;
 
@@ -108,7 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (rawDbUrl === undefined && production) {
     problems.push("DB_URL is required when NODE_ENV=production");
   }
-  const db = parseDbUrl(rawDbUrl ?? "sqlite:./data/books.db", problems);
+  const db = parseDbUrl(rawDbUrl ?? DEFAULT_DB_URL, problems);
 
   // `auto`: one worker per core this process may use.
   const workers =

@@ -7,6 +7,13 @@ Commands:
   token                 Print a token, for scripts
   import FILE           Add books from a JSON array or a CSV file (a Goodreads export works)
   export                Write the whole catalogue to standard output
+  backup FILE           Write a consistent snapshot of the catalogue, every id kept
+  backup --check FILE   Prove that FILE is a complete, intact backup
+  restore FILE          Put a backup's books, with their ids, into an empty catalogue
+
+Options for backup and restore:
+  --db URL              The catalogue (default: DB_URL of the environment or .env, else
+                        sqlite:./data/books.db)
 
 Options for token, import and export:
   --url URL             The service (default: BOOK_CATALOGUE_URL or http://localhost:8080)
@@ -40,4 +47,24 @@ column missing) or the command is wrong.
 
 Writes every book, in id order, to standard output: a JSON array (default) or CSV with
 the header id,title,author,year.`,
+  backup: `Usage: book-catalogue backup FILE [--db URL]
+       book-catalogue backup --check FILE
+
+Writes one consistent snapshot of the whole catalogue to FILE, every book with its id, while
+the service goes on serving: every write that finished before the backup began is in it.
+It reads the store itself (DB_URL, as the service does, or --db), whether or not the service
+runs. FILE appears only when complete: a backup that fails leaves no FILE behind.
+
+  --check               Read FILE through and verify every book, the count and the
+                        checksum; write nothing (exit 1 when it is not a usable backup)
+
+The format, and how to schedule backups: docs/operations.md.`,
+  restore: `Usage: book-catalogue restore FILE [--replace] [--db URL]
+
+Checks the whole of FILE, then writes its books with their ids into the catalogue (DB_URL,
+or --db) in one transaction: a failure leaves the catalogue as it was. Later books get ids
+above every id the backed-up catalogue ever gave. Either store restores a backup of either
+(the way to move a catalogue to PostgreSQL). Stop the service first: its writes wait.
+
+  --replace             Replace the books the catalogue holds (else it must be empty)`,
 } as const;

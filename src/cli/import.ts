@@ -12,6 +12,7 @@ import {
 } from "../rules/import-rows.js";
 import { connection, connectionOptions } from "./connection.js";
 import { FileError, UsageError } from "./errors.js";
+import { progressBar } from "./progress.js";
 
 /** The file's rows, each with the line of the file it starts on. */
 function readRows(path: string): RowFields[] {
@@ -38,26 +39,17 @@ function describeRefusal(
   return `line ${row.line}${title}: ${reason}`;
 }
 
-/** A progress bar on a terminal; a plain line every 1,000 rows otherwise. */
+/** The import's progress: a bar on a terminal, a plain line every 1,000 rows otherwise. */
 function progress(total: number, dryRun: boolean) {
-  const tty = process.stderr.isTTY;
-  let last = 0;
-  return (done: number, counts: Counts) => {
-    const status = dryRun
-      ? `checked, ${counts.rejected} refused`
-      : `imported ${counts.imported}, ${counts.duplicates} duplicates skipped, ${counts.rejected} refused`;
-    if (tty) {
-      const width = 30;
-      const filled = Math.round((done / Math.max(total, 1)) * width);
-      process.stderr.write(
-        `\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${done}/${total} ${status}`,
-      );
-      if (done === total) process.stderr.write("\n");
-    } else if (done - last >= 1000 || done === total) {
-      last = done;
-      process.stderr.write(`progress: ${done}/${total} ${status}\n`);
-    }
-  };
+  const bar = progressBar(1000);
+  return (done: number, counts: Counts) =>
+    bar(
+      done,
+      total,
+      dryRun
+        ? `checked, ${counts.rejected} refused`
+        : `imported ${counts.imported}, ${counts.duplicates} duplicates skipped, ${counts.rejected} refused`,
+    );
 }
 
 interface Counts {

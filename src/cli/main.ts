@@ -3,11 +3,13 @@
 // of this folder.
 import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
+import { backupCommand } from "./backup.js";
 import { connection, connectionOptions } from "./connection.js";
 import { describeFailure, UsageError } from "./errors.js";
 import { exportBooks } from "./export.js";
 import { HELP } from "./help.js";
 import { importFile } from "./import.js";
+import { restoreCommand } from "./restore.js";
 
 async function main(argv: string[]) {
   const [command, ...args] = argv;
@@ -40,6 +42,10 @@ async function main(argv: string[]) {
       return importFile(args);
     case "export":
       return exportBooks(args);
+    case "backup":
+      return backupCommand(args);
+    case "restore":
+      return restoreCommand(args);
   }
 }
 

@@ -1,4 +1,6 @@
-import { type Config, describeDb } from "../config.js";
+import { type Config, type DbTarget, describeDb } from "../config.js";
+import type { BackupStore } from "./backup.js";
+import { openSqliteBackup } from "./sqlite/backup.js";
 import { openSqliteStore } from "./sqlite/store.js";
 import { type BookStore, StoreOpenError } from "./store.js";
 
@@ -38,4 +40,17 @@ export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Prom
         () => {},
       );
   }
+}
+
+/**
+ * Opens the catalogue DB_URL names for a backup (`read`: it must be there, and is not
+ * changed) or a restore (created and migrated when absent), or fails with StoreOpenError.
+ */
+export async function openBackupStore(
+  db: DbTarget,
+  purpose: "read" | "restore",
+): Promise<BackupStore> {
+  if (db.kind === "sqlite") return openSqliteBackup(db.path, purpose);
+  const { openPostgresBackup } = await import("./postgres/backup.js");
+  return openPostgresBackup(db.url, describeDb(db), purpose);
 }

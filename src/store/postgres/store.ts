@@ -84,8 +84,15 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
   };
 }
 
-/** A pool on a migrated schema, or StoreOpenError naming what failed (never the password). */
-async function connect(url: string, options: PostgresOptions): Promise<postgres.Sql> {
+/**
+ * A pool on a schema `prepare` has brought up to date (by default: migrated), or
+ * StoreOpenError naming what failed (never the password).
+ */
+export async function connect(
+  url: string,
+  options: PostgresOptions & { applicationName?: string },
+  prepare: (sql: postgres.Sql) => Promise<void> = migrate,
+): Promise<postgres.Sql> {
   const sql = postgres(url, {
     max: options.poolSize,
     connect_timeout: options.connectTimeoutSeconds,
@@ -94,10 +101,10 @@ async function connect(url: string, options: PostgresOptions): Promise<postgres.
     types: {
       bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: Number },
     },
-    connection: { application_name: "book-catalogue" },
+    connection: { application_name: options.applicationName ?? "book-catalogue" },
   });
   try {
-    await migrate(sql);
+    await prepare(sql);
     return sql;
   } catch (error) {
     await sql.end({ timeout: 0 }).catch(() => {});

@@ -1,0 +1,71 @@
+// The backup file, the same from either store (docs/operations.md#the-backup-file): a header
+// line of fixed width, then one JSON line per book in id order. The header's checksum covers
+// every byte after it.
+import type { Book } from "../rules/book.js";
+
+export const BACKUP_FORMAT = "book-catalogue-backup";
+export const BACKUP_VERSION = 1;
+/**
+ * The header's width, its newline included. Fixed, so the header can be written last, once
+ * the count and the checksum are known, over the blanks the file began with.
+ */
+export const HEADER_BYTES = 512;
+
+export interface BackupHeader {
+  format: typeof BACKUP_FORMAT;
+  version: number;
+  /** When the snapshot began (ISO 8601, UTC). */
+  createdAt: string;
+  books: number;
+  /** The id the next new book takes: above every id the catalogue ever gave. */
+  nextId: number;
+  /** SHA-256 of every byte after the header, in hex. */
+  sha256: string;
+}
+
+/** The file is not a complete, intact backup this build can read. */
+export class BackupFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BackupFileError";
+  }
+}
+
+export function encodeHeader(header: BackupHeader): Buffer {
+  const json = JSON.stringify(header);
+  if (json.length >= HEADER_BYTES) throw new Error("the backup header outgrew its width");
+  return Buffer.from(`${json.padEnd(HEADER_BYTES - 1)}\n`);
+}
+
+/** A book's line: its four fields in a fixed order. */
+export const encodeBook = (book: Book): string =>
+  `${JSON.stringify({ id: book.id, title: book.title, author: book.author, year: book.year })}\n`;
+
+/** The header the file's first HEADER_BYTES hold, or BackupFileError saying why not. */
+export function decodeHeader(bytes: Buffer): BackupHeader {
+  const notBackup = new BackupFileError("it is not a complete book catalogue backup");
+  if (bytes.length < HEADER_BYTES || bytes[HEADER_BYTES - 1] !== 0x0a) throw notBackup;
+  let header: Partial<BackupHeader>;
+  try {
+    header = JSON.parse(bytes.subarray(0, HEADER_BYTES).toString("utf8"));
+  } catch {
+    throw notBackup;
+  }
+  if (header?.format !== BACKUP_FORMAT) throw notBackup;
+  if (header.version !== BACKUP_VERSION) {
+    throw new BackupFileError(
+      `it is a backup of format ${header.version}, which this build does not read (it reads ${BACKUP_VERSION})`,
+    );
+  }
+  const wholeFrom = (value: unknown, min: number) =>
+    Number.isSafeInteger(value) && (value as number) >= min;
+  if (
+    !wholeFrom(header.books, 0) ||
+    !wholeFrom(header.nextId, 1) ||
+    typeof header.createdAt !== "string" ||
+    !/^[0-9a-f]{64}$/.test(header.sha256 ?? "")
+  ) {
+    throw new BackupFileError("its header is damaged");
+  }
+  return header as BackupHeader;
+}

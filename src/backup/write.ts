@@ -1,0 +1,89 @@
+// Writing a backup: the snapshot's books streamed to a temporary file beside the target,
+// the header written last, then one rename. A backup that fails or is killed leaves no file
+// under the target's name, and its temporary file never passes a check.
+import { createHash } from "node:crypto";
+import { open, rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { BackupStore, CatalogueSnapshot } from "../store/backup.js";
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  type BackupHeader,
+  encodeBook,
+  encodeHeader,
+  HEADER_BYTES,
+} from "./format.js";
+
+type Progress = (done: number, total: number) => void;
+
+/** The name a backup is written under until it is complete. */
+export const partialName = (file: string) =>
+  join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+
+/** Writes one consistent snapshot of the store to `file`, replacing it only when complete. */
+export async function writeBackup(
+  store: BackupStore,
+  file: string,
+  onProgress?: Progress,
+): Promise<BackupHeader> {
+  const temporary = partialName(file);
+  const handle = await open(temporary, "wx");
+  try {
+    // Blanks where the header goes: until it is written, the file is no backup.
+    await handle.write(Buffer.alloc(HEADER_BYTES, " "));
+    const header = await store.readSnapshot((snapshot) =>
+      writeBooks(snapshot, (bytes) => handle.write(bytes), onProgress),
+    );
+    await handle.write(encodeHeader(header), 0, HEADER_BYTES, 0);
+    await handle.sync();
+    await handle.close();
+    await rename(temporary, file);
+    await syncFolder(dirname(file));
+    return header;
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+async function writeBooks(
+  snapshot: CatalogueSnapshot,
+  write: (bytes: Buffer) => Promise<unknown>,
+  onProgress?: Progress,
+): Promise<BackupHeader> {
+  const createdAt = new Date().toISOString();
+  const hash = createHash("sha256");
+  let books = 0;
+  let lastId = 0;
+  for await (const page of snapshot.pages()) {
+    const bytes = Buffer.from(page.map(encodeBook).join(""));
+    hash.update(bytes);
+    await write(bytes);
+    books += page.length;
+    lastId = page.at(-1)?.id ?? lastId;
+    onProgress?.(books, snapshot.count);
+  }
+  if (books !== snapshot.count) {
+    throw new Error(`the snapshot counted ${snapshot.count} books but gave ${books}`);
+  }
+  const nextId = Math.max(snapshot.nextId, lastId + 1);
+  return {
+    format: BACKUP_FORMAT,
+    version: BACKUP_VERSION,
+    createdAt,
+    books,
+    nextId,
+    sha256: hash.digest("hex"),
+  };
+}
+
+/** The rename is durable only once the folder that holds the name is synced. */
+async function syncFolder(path: string): Promise<void> {
+  const folder = await open(path, "r");
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}

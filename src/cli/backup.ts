@@ -1,0 +1,58 @@
+// book-catalogue backup FILE: one consistent snapshot of the catalogue to a file, read from
+// the store itself while the service goes on serving; --check FILE proves a file.
+import { parseArgs } from "node:util";
+import { BackupFileError } from "../backup/format.js";
+import { checkBackup } from "../backup/read.js";
+import { writeBackup } from "../backup/write.js";
+import { describeDb } from "../config.js";
+import { openBackupStore } from "../store/open.js";
+import { databaseOptions, databaseTarget } from "./database.js";
+import { UsageError } from "./errors.js";
+import { progressBar } from "./progress.js";
+
+export async function backupCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { ...databaseOptions, check: { type: "boolean" } },
+  });
+  const [file] = positionals;
+  if (file === undefined || positionals.length > 1) throw new UsageError("backup takes one FILE");
+  if (values.check) {
+    if (values.db !== undefined) throw new UsageError("backup --check reads only the file");
+    const bar = progressBar();
+    const check = () => checkBackup(file, (done, total) => bar(done, total, "checked"));
+    const header = await readingBackup(file, check);
+    process.stdout.write(
+      `${file}: a complete backup of ${header.books} books taken ${header.createdAt} (next id ${header.nextId})\n`,
+    );
+    return;
+  }
+  const target = databaseTarget(values);
+  const store = await openBackupStore(target, "read");
+  try {
+    const bar = progressBar();
+    const header = await writeBackup(store, file, (done, total) => bar(done, total, "written"));
+    process.stdout.write(
+      `backed up ${header.books} books from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs a read of the backup file; a file that is no backup, or none, says so by name. */
+export async function readingBackup<T>(file: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof BackupFileError) {
+      throw new Error(`${file} is not a usable backup: ${error.message}`);
+    }
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("E") && "path" in (error as object)) {
+      throw new Error(`cannot read ${file}: ${(error as Error).message}`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+// book-catalogue restore FILE: a backup's books, with their ids, into an empty catalogue (or
+// in place of its books with --replace), all or nothing, once the whole file has been checked.
+import { parseArgs } from "node:util";
+import { checkBackup, readBooks } from "../backup/read.js";
+import { describeDb } from "../config.js";
+import { CatalogueNotEmptyError } from "../store/backup.js";
+import { openBackupStore } from "../store/open.js";
+import { readingBackup } from "./backup.js";
+import { databaseOptions, databaseTarget } from "./database.js";
+import { UsageError } from "./errors.js";
+import { progressBar } from "./progress.js";
+
+export async function restoreCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { ...databaseOptions, replace: { type: "boolean" } },
+  });
+  const [file] = positionals;
+  if (file === undefined || positionals.length > 1) throw new UsageError("restore takes one FILE");
+  const path: string = file;
+  const target = databaseTarget(values);
+  const where = describeDb(target);
+  // Nothing is written before the whole file has proved itself.
+  const checked = progressBar();
+  const check = () => checkBackup(file, (done, total) => checked(done, total, "checked"));
+  const header = await readingBackup(file, check);
+  const store = await openBackupStore(target, "restore");
+  try {
+    const bar = progressBar();
+    async function* pages() {
+      let done = 0;
+      for await (const page of readBooks(path, header)) {
+        yield page;
+        done += page.length;
+        bar(done, header.books, "restored");
+      }
+    }
+    await readingBackup(file, () => store.restore(pages(), header.nextId, values.replace === true));
+  } catch (error) {
+    if (!(error instanceof CatalogueNotEmptyError)) throw error;
+    throw new Error(
+      `the catalogue at ${where} already holds ${error.count} book${error.count === 1 ? "" : "s"}: restore into an empty catalogue, or add --replace to replace them`,
+    );
+  } finally {
+    await store.close();
+  }
+  process.stdout.write(
+    `restored ${header.books} books from ${file} into ${where} (next id ${header.nextId})\n`,
+  );
+}

@@ -1,0 +1,36 @@
+// What a backup needs from a store, beside serving books: one consistent snapshot to read
+// while the catalogue keeps serving, and a restore that keeps every id, all or nothing.
+import type { Book } from "../rules/book.js";
+
+/** One consistent view of the whole catalogue: every book committed before it began. */
+export interface CatalogueSnapshot {
+  /** How many books the snapshot holds. */
+  readonly count: number;
+  /** The id the next new book would take: above every id ever given, deleted books' too. */
+  readonly nextId: number;
+  /** The snapshot's books in id order, a page at a time; other work goes on between pages. */
+  pages(): AsyncIterable<Book[]>;
+}
+
+export interface BackupStore {
+  /** Runs `read` on one snapshot, and ends the snapshot when it settles. */
+  readSnapshot<T>(read: (snapshot: CatalogueSnapshot) => Promise<T>): Promise<T>;
+  /**
+   * Writes the books with their ids in one transaction, and moves the next id to at least
+   * `nextId`: all or nothing. A catalogue that holds books is refused (CatalogueNotEmptyError)
+   * unless `replace`, which removes them in the same transaction.
+   */
+  restore(pages: AsyncIterable<Book[]>, nextId: number, replace: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What a backup or restore reads a page at a time. */
+export const BACKUP_PAGE_SIZE = 1000;
+
+/** A restore would mix the backup's books with books already there. */
+export class CatalogueNotEmptyError extends Error {
+  constructor(readonly count: number) {
+    super(`the catalogue already holds ${count} book${count === 1 ? "" : "s"}`);
+    this.name = "CatalogueNotEmptyError";
+  }
+}

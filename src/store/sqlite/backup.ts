@@ -1,0 +1,134 @@
+// Backup and restore on SQLite: a snapshot is one read transaction on a connection of its
+// own, so the service's connection writes on (WAL); a restore is one IMMEDIATE transaction.
+import { existsSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type { Book } from "../../rules/book.js";
+import {
+  BACKUP_PAGE_SIZE,
+  type BackupStore,
+  CatalogueNotEmptyError,
+  type CatalogueSnapshot,
+} from "../backup.js";
+import { pendingMigrations } from "../migrations.js";
+import { StoreOpenError } from "../store.js";
+import { migrate, writeStatement } from "./schema.js";
+import { indexedWords } from "./search-index.js";
+
+/**
+ * Opens the catalogue at `path` for a backup (`read`: it must exist, and is not changed) or
+ * a restore (created and migrated when absent).
+ */
+export function openSqliteBackup(path: string, purpose: "read" | "restore"): BackupStore {
+  const db = openDatabase(path, purpose);
+  return {
+    readSnapshot: (read) => readSnapshot(db, read),
+    restore: async (pages, nextId, replace) => restore(db, pages, nextId, replace),
+    close: async () => {
+      if (db.isOpen) db.close();
+    },
+  };
+}
+
+function openDatabase(path: string, purpose: "read" | "restore"): DatabaseSync {
+  if (path === ":memory:") throw new StoreOpenError("sqlite::memory: lives in one process only");
+  if (purpose === "read" && !existsSync(path)) {
+    throw new StoreOpenError(`there is no catalogue at sqlite:${path}`);
+  }
+  try {
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA busy_timeout = 5000");
+    if (purpose === "restore") {
+      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL");
+      migrate(db);
+    } else {
+      checkSchema(db);
+    }
+    return db;
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(`cannot open sqlite:${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** A catalogue's schema, at a version this build reads; else why not. */
+function checkSchema(db: DatabaseSync): void {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
+  if (table === undefined) throw new Error("it holds no catalogue (no schema_migrations table)");
+  const rows = db.prepare("SELECT version FROM schema_migrations").all();
+  pendingMigrations(rows.map((row) => row.version as number));
+}
+
+async function readSnapshot<T>(
+  db: DatabaseSync,
+  read: (snapshot: CatalogueSnapshot) => Promise<T>,
+): Promise<T> {
+  // A read transaction begins at its first read and holds that snapshot to its end.
+  db.exec("BEGIN");
+  try {
+    const count = db.prepare("SELECT count(*) AS n FROM books").get()?.n as number;
+    const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'books'").get();
+    const page = db.prepare(
+      "SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?",
+    );
+    async function* pages(): AsyncGenerator<Book[]> {
+      for (let after = 0; ; ) {
+        const rows = page.all(after, BACKUP_PAGE_SIZE) as unknown as Book[];
+        if (rows.length === 0) return;
+        // node:sqlite rows have no prototype; a Book is a plain object.
+        yield rows.map(({ id, title, author, year }) => ({ id, title, author, year }));
+        after = (rows.at(-1) as Book).id;
+        // The service, when it runs in this process, answers between pages.
+        await nextTurn();
+      }
+    }
+    return await read({ count, nextId: ((seq?.seq as number | undefined) ?? 0) + 1, pages });
+  } finally {
+    db.exec("COMMIT");
+  }
+}
+
+async function restore(
+  db: DatabaseSync,
+  pages: AsyncIterable<Book[]>,
+  nextId: number,
+  replace: boolean,
+): Promise<void> {
+  // The write lock is taken first: a busy catalogue fails here, before any change.
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const present = db.prepare("SELECT count(*) AS n FROM books").get()?.n as number;
+    if (present > 0 && !replace) throw new CatalogueNotEmptyError(present);
+    if (present > 0) {
+      db.exec("DELETE FROM books");
+      db.exec("INSERT INTO books_search (books_search) VALUES ('delete-all')");
+    }
+    const insert = writeStatement(
+      db,
+      "INSERT INTO books (id, title, author, year) VALUES (?, ?, ?, ?)",
+    );
+    const index = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
+    for await (const page of pages) {
+      for (const book of page) {
+        insert.run(book.id, book.title, book.author, book.year);
+        index.run(book.id, indexedWords(book));
+      }
+    }
+    // AUTOINCREMENT's counter: never below what either catalogue has given.
+    db.prepare(
+      `INSERT INTO sqlite_sequence (name, seq) SELECT 'books', 0
+         WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'books')`,
+    ).run();
+    db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'books'").run(
+      BigInt(nextId - 1),
+    );
+    db.exec("COMMIT");
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw error;
+  }
+}

@@ -1,0 +1,248 @@
+// book-catalogue backup, backup --check and restore, on both stores, as an operator runs
+// them: against a catalogue the service keeps writing to, between the stores, killed midway,
+// and on damaged files.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Book } from "../../src/rules/book.js";
+import { storesUnderTest } from "../support/helpers.js";
+import { login, request, type Service, startService } from "../support/service.js";
+import { type Catalogue, cli, newCatalogue, type StoreKind, seed } from "./catalogues.js";
+
+const CREDENTIALS = { username: "backup", password: "backup-test-password" };
+const ENV = {
+  HOST: "127.0.0.1",
+  PORT: "0",
+  SECRET_TOKEN: "backup-test-secret-of-at-least-32-bytes",
+  AUTH_USERNAME: CREDENTIALS.username,
+  AUTH_PASSWORD: CREDENTIALS.password,
+  LOG_LEVEL: "info",
+};
+const WRITERS = 20;
+
+/** The books of a backup file, and its header. */
+function readBackup(file: string): { header: Record<string, unknown>; books: Book[] } {
+  const [head = "", ...lines] = readFileSync(file, "utf8").split("\n");
+  return {
+    header: JSON.parse(head),
+    books: lines.filter((line) => line !== "").map((line) => JSON.parse(line) as Book),
+  };
+}
+
+/** Writers that create books (and delete some they made) until told to stop. */
+function startWriters(service: Service, token: string) {
+  const acknowledged: { book: Book; at: number }[] = [];
+  const deleted: { id: number; at: number }[] = [];
+  // A book whose delete was sent may or may not be in a backup taken meanwhile.
+  const deleting = new Set<number>();
+  const failures: string[] = [];
+  let running = true;
+  const writer = async (w: number) => {
+    for (let n = 0; running; n++) {
+      const fields = { title: `Written ${w}.${n}`, author: `Writer ${w}`, year: 2000 + (n % 20) };
+      const answer = await request<Book>(service, "POST", "/book", token, fields);
+      if (answer.status !== 201) failures.push(`create: ${answer.status}`);
+      else acknowledged.push({ book: answer.body.data as Book, at: Date.now() });
+      if (n % 5 === 4 && answer.status === 201) {
+        const id = (answer.body.data as Book).id;
+        deleting.add(id);
+        const gone = await request(service, "DELETE", `/book/${id}`, token);
+        if (gone.status !== 200) failures.push(`delete: ${gone.status}`);
+        else deleted.push({ id, at: Date.now() });
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
+  return {
+    acknowledged,
+    deleted,
+    deleting,
+    failures,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+const stores = await storesUnderTest();
+const skipOf = (kind: StoreKind) => stores.find((store) => store.name === kind)?.skip ?? false;
+
+for (const kind of ["sqlite", "postgres"] as const) {
+  describe(`backup and restore on ${kind}`, { skip: skipOf(kind) }, () => {
+    let dir: string;
+    let source: Catalogue;
+    let service: Service;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "books-backup-files-"));
+      source = await newCatalogue(kind);
+      await seed(source, 3000);
+      service = await startService({ ...ENV, DB_URL: source.dbUrl }, { direct: true });
+    });
+    after(async () => {
+      await service?.stop();
+      await source?.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test("a backup taken during 20 writers holds every book acknowledged before it began, and restores exactly", async () => {
+      const highestBefore = (await source.books()).at(-1)?.id ?? 0;
+      const everGivenBefore = (await source.nextId()) - 1;
+      assert.ok(everGivenBefore > highestBefore, "the seed deleted its newest books");
+      const token = await login(service, CREDENTIALS);
+      const writers = startWriters(service, token);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const began = Date.now();
+      const file = join(dir, "during-writes.backup");
+      const backup = await cli(["backup", file, "--db", source.dbUrl]);
+      await writers.stop();
+      assert.equal(backup.code, 0, backup.stderr);
+      assert.deepEqual(writers.failures, [], "the service kept serving every write");
+      assert.ok(
+        writers.acknowledged.some((write) => write.at > began),
+        "writes went on during the backup",
+      );
+
+      const { header, books } = readBackup(file);
+      const ids = new Set(books.map((book) => book.id));
+      const deletedBefore = new Set(writers.deleted.filter((d) => d.at < began).map((d) => d.id));
+      for (const { book, at } of writers.acknowledged) {
+        if (at < began && !writers.deleting.has(book.id)) {
+          assert.deepEqual(
+            books.find((b) => b.id === book.id),
+            book,
+          );
+        }
+      }
+      for (const id of deletedBefore)
+        assert.ok(!ids.has(id), `book ${id}, deleted before, is absent`);
+      assert.equal(header.books, books.length);
+      assert.match(backup.stdout, new RegExp(`^backed up ${books.length} books from `));
+
+      const target = await newCatalogue(kind);
+      try {
+        const restore = await cli(["restore", file, "--db", target.dbUrl]);
+        assert.equal(restore.code, 0, restore.stderr);
+        assert.deepEqual(await target.books(), books);
+        const given = writers.acknowledged.filter((w) => w.at < began).map((w) => w.book.id);
+        const highestEver = Math.max(everGivenBefore, ...given, ...ids);
+        const restored = await startService({ ...ENV, DB_URL: target.dbUrl }, { direct: true });
+        try {
+          const created = await request<Book>(
+            restored,
+            "POST",
+            "/book",
+            await login(restored, CREDENTIALS),
+            {
+              title: "After the restore",
+              author: "Someone",
+              year: 2026,
+            },
+          );
+          assert.equal(created.status, 201);
+          const id = (created.body.data as Book).id;
+          assert.ok(id > highestEver, `the new id ${id} is above every id given (${highestEver})`);
+          assert.ok(id >= (header.nextId as number));
+        } finally {
+          await restored.stop();
+        }
+      } finally {
+        await target.dispose();
+      }
+    });
+
+    test("backup --check proves an intact file and refuses a damaged one; restore writes nothing from it", async () => {
+      const file = join(dir, "intact.backup");
+      assert.equal((await cli(["backup", file, "--db", source.dbUrl])).code, 0);
+      const check = await cli(["backup", "--check", file]);
+      assert.equal(check.code, 0, check.stderr);
+      assert.match(check.stdout, /: a complete backup of \d+ books taken .* \(next id \d+\)\n$/);
+
+      const bytes = readFileSync(file);
+      const damaged = join(dir, "damaged.backup");
+      const at = bytes.indexOf("book 1234");
+      // One letter of one title: still JSON, still a book, but not the bytes that were written.
+      writeFileSync(
+        damaged,
+        Buffer.concat([bytes.subarray(0, at), Buffer.from("c"), bytes.subarray(at + 1)]),
+      );
+      const cut = join(dir, "cut.backup");
+      writeFileSync(cut, bytes.subarray(0, bytes.length - 40));
+      const broken = join(dir, "broken.backup");
+      writeFileSync(
+        broken,
+        Buffer.concat([bytes.subarray(0, at), Buffer.from("\n"), bytes.subarray(at + 1)]),
+      );
+      const expected: [string, RegExp][] = [
+        [damaged, /its checksum does not match: the file is damaged/],
+        [cut, /its last line is cut short/],
+        [broken, /line \d+ is not JSON: the file is damaged/],
+      ];
+      for (const [path, reason] of expected) {
+        const refused = await cli(["backup", "--check", path]);
+        assert.equal(refused.code, 1);
+        assert.match(
+          refused.stderr,
+          new RegExp(`^book-catalogue: ${path} is not a usable backup: ${reason.source}\\n$`),
+        );
+        const target = await newCatalogue(kind);
+        try {
+          const restore = await cli(["restore", path, "--db", target.dbUrl]);
+          assert.equal(restore.code, 1);
+          assert.match(restore.stderr, reason);
+          if (kind === "sqlite")
+            assert.ok(!existsSync(target.dbUrl.slice("sqlite:".length)), "no database made");
+          else await assert.rejects(target.books(), /relation "books" does not exist/);
+        } finally {
+          await target.dispose();
+        }
+      }
+    });
+
+    test("restore refuses a catalogue that holds books, unless --replace", async () => {
+      const file = join(dir, "replace.backup");
+      assert.equal((await cli(["backup", file, "--db", source.dbUrl])).code, 0);
+      const target = await newCatalogue(kind);
+      try {
+        await seed(target, 20);
+        const before = await target.books();
+        const refused = await cli(["restore", file, "--db", target.dbUrl]);
+        assert.equal(refused.code, 1);
+        assert.match(
+          refused.stderr,
+          new RegExp(
+            `the catalogue at \\S+ already holds ${before.length} books: restore into an empty catalogue, or add --replace to replace them\\n$`,
+          ),
+        );
+        assert.deepEqual(await target.books(), before);
+        const replaced = await cli(["restore", file, "--db", target.dbUrl, "--replace"]);
+        assert.equal(replaced.code, 0, replaced.stderr);
+        assert.deepEqual(await target.books(), readBackup(file).books);
+      } finally {
+        await target.dispose();
+      }
+    });
+  });
+}
+
+test("backup names a catalogue that is not there, and makes no file", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "books-backup-missing-"));
+  try {
+    const run = await cli([
+      "backup",
+      join(dir, "b.backup"),
+      "--db",
+      `sqlite:${join(dir, "none.db")}`,
+    ]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      `book-catalogue: there is no catalogue at sqlite:${join(dir, "none.db")}\n`,
+    );
+    assert.deepEqual(readdirSync(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

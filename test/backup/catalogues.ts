@@ -1,0 +1,156 @@
+// What the backup tests share: catalogues of either store in a folder or schema of their own,
+// read back with plain SQL (not through the code under test), and the command line.
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+import type { Book } from "../../src/rules/book.js";
+import { openStore } from "../../src/store/open.js";
+import { DEFAULT_TEST_DATABASE_URL, freshPostgresSchema } from "../support/helpers.js";
+
+export const CLI = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "dist",
+  "cli",
+  "main.js",
+);
+
+export type StoreKind = "sqlite" | "postgres";
+
+export interface Catalogue {
+  kind: StoreKind;
+  dbUrl: string;
+  /** Every book, in id order, read with plain SQL. */
+  books(): Promise<Book[]>;
+  /** The id the store would give next, read with plain SQL. */
+  nextId(): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+/** A new, empty catalogue of the kind: a file not yet made, or an empty schema. */
+export async function newCatalogue(kind: StoreKind): Promise<Catalogue> {
+  if (kind === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "books-backup-"));
+    const path = join(dir, "books.db");
+    const read = <T>(query: (db: DatabaseSync) => T): T => {
+      const db = new DatabaseSync(path);
+      try {
+        return query(db);
+      } finally {
+        db.close();
+      }
+    };
+    return {
+      kind,
+      dbUrl: `sqlite:${path}`,
+      books: async () =>
+        read((db) => db.prepare("SELECT id, title, author, year FROM books ORDER BY id").all()).map(
+          (row) => ({ ...row }) as unknown as Book,
+        ),
+      nextId: async () =>
+        read(
+          (db) =>
+            Number(
+              db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'books'").get()?.seq ?? 0,
+            ) + 1,
+        ),
+      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const schema = await freshPostgresSchema();
+  const sql = postgres(schema.dbUrl, {
+    max: 1,
+    onnotice: () => {},
+    types: { bigint: postgres.BigInt },
+  });
+  return {
+    kind,
+    dbUrl: schema.dbUrl,
+    books: async () =>
+      (await sql`SELECT id, title, author, year FROM books ORDER BY id`).map((row) => ({
+        id: Number(row.id),
+        title: row.title,
+        author: row.author,
+        year: row.year,
+      })),
+    nextId: async () => {
+      const [row] =
+        await sql`SELECT pg_sequence_last_value(pg_get_serial_sequence('books', 'id')) AS last`;
+      return Number(row?.last ?? 0) + 1;
+    },
+    dispose: async () => {
+      await sql.end({ timeout: 1 });
+      await schema.drop();
+    },
+  };
+}
+
+/**
+ * Fills the catalogue through the store, as the service would: `count` books, then every
+ * seventh and the last ten deleted, so ids have gaps and the highest id ever given is gone.
+ */
+export async function seed(catalogue: Catalogue, count: number): Promise<void> {
+  const db = catalogue.dbUrl.startsWith("sqlite:")
+    ? ({ kind: "sqlite", path: catalogue.dbUrl.slice("sqlite:".length) } as const)
+    : ({ kind: "postgres", url: catalogue.dbUrl } as const);
+  const store = await openStore({ db, pgPoolSize: 4 });
+  try {
+    const ids: number[] = [];
+    for (let start = 0; start < count; start += 1000) {
+      const batch = Array.from({ length: Math.min(1000, count - start) }, (_, i) => {
+        const n = start + i;
+        return store.create({
+          title: `${["The", "A", "Ünder", "東京"][n % 4]} book ${n} “${n % 97}”`,
+          author: `Author ${n % 311}`,
+          year: 1500 + (n % 520),
+        });
+      });
+      ids.push(...(await Promise.all(batch)).map((book) => book.id));
+    }
+    ids.sort((a, b) => a - b);
+    const doomed = [...ids.filter((_, i) => i % 7 === 3 && i < ids.length - 10), ...ids.slice(-10)];
+    for (let i = 0; i < doomed.length; i += 200) {
+      await Promise.all(doomed.slice(i, i + 200).map((id) => store.remove(id)));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The command line, to its end. */
+export function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        env: { PATH: process.env.PATH ?? "", ...env },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 300_000,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The command line, started: for a test that kills it midway. */
+export function spawnCli(args: string[]) {
+  return spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+export const postgresUrl = () => process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
