@@ -1,6 +1,8 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { stringify as toCsvRow } from "csv-stringify/sync";
-import { createClient } from "../client/client.js";
+import { type Book, createClient } from "../client/client.js";
 import { connection, connectionOptions } from "./connection.js";
 import { UsageError } from "./errors.js";
 
@@ -12,17 +14,28 @@ export async function exportBooks(args: string[]) {
   });
   const format = values.format ?? "json";
   if (format !== "json" && format !== "csv") throw new UsageError("--format is json or csv");
-  const client = createClient(connection(values));
-  const out = process.stdout;
-  const write = (text: string) =>
-    out.write(text) ? Promise.resolve() : new Promise((resolve) => out.once("drain", resolve));
+  const text = exportText(format, createClient(connection(values)).books());
+  await writeToStdout(text);
+}
+
+/** The export, chunk by chunk: a JSON array, or CSV under its header line. */
+async function* exportText(format: "json" | "csv", books: AsyncIterator<Book>) {
+  // The first page before the first byte: a service that is down or refuses the credentials
+  // then fails the command with nothing written.
+  let next = await books.next();
+  yield format === "csv" ? toCsvRow([["id", "title", "author", "year"]]) : "[";
   let first = true;
-  if (format === "csv") await write(toCsvRow([["id", "title", "author", "year"]]));
-  else await write("[");
-  for await (const book of client.books()) {
-    if (format === "csv") await write(toCsvRow([[book.id, book.title, book.author, book.year]]));
-    else await write(`${first ? "\n" : ",\n"}${JSON.stringify(book)}`);
+  while (!next.done) {
+    const book = next.value;
+    if (format === "csv") yield toCsvRow([[book.id, book.title, book.author, book.year]]);
+    else yield `${first ? "\n" : ",\n"}${JSON.stringify(book)}`;
     first = false;
+    next = await books.next();
   }
-  if (format === "json") await write(first ? "]\n" : "\n]\n");
+  if (format === "json") yield first ? "]\n" : "\n]\n";
+}
+
+/** To standard output; a failure to write is the command's failure, as any other. */
+async function writeToStdout(text: AsyncIterable<string>) {
+  await pipeline(Readable.from(text), process.stdout);
 }
