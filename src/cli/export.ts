@@ -35,7 +35,13 @@ async function* exportText(format: "json" | "csv", books: AsyncIterator<Book>) {
   if (format === "json") yield first ? "]\n" : "\n]\n";
 }
 
-/** To standard output; a failure to write is the command's failure, as any other. */
+/** To standard output. A reader that stops early (`export | head`) ends the export quietly. */
 async function writeToStdout(text: AsyncIterable<string>) {
-  await pipeline(Readable.from(text), process.stdout);
+  try {
+    await pipeline(Readable.from(text), process.stdout);
+  } catch (error) {
+    // EPIPE: the reader closed the pipe, having read what it wanted. Not a failure: no message
+    // and status 0, so `set -o pipefail` scripts pass (Node ignores SIGPIPE, hence the error).
+    if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+  }
 }

@@ -450,6 +450,16 @@ describe("book-catalogue export never leaves a misleading file", () => {
     }
   });
 
+  test("export | head -1: the reader stops early, the export ends quietly with status 0", async () => {
+    for (const [format, line] of [
+      ["json", "[\n"],
+      ["csv", "id,title,author,year\n"],
+    ] as const) {
+      const piped = await runInShell(["export", "--format", format, ...connection], "| head -1");
+      assert.deepEqual(piped, { code: 0, stdout: line, stderr: "" }, format);
+    }
+  });
+
   test("any other failure to write standard output: exit 1, one line", {
     skip: !existsSync("/dev/full") && "no /dev/full here",
   }, async () => {
