@@ -1,3 +1,5 @@
+import { createWriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
@@ -6,16 +8,21 @@ import { type Book, createClient } from "../client/client.js";
 import { connection, connectionOptions } from "./connection.js";
 import { UsageError } from "./errors.js";
 
-/** book-catalogue export: every book, in id order, to standard output. */
+/** book-catalogue export: every book, in id order, to standard output or to --output FILE. */
 export async function exportBooks(args: string[]) {
   const { values } = parseArgs({
     args,
-    options: { ...connectionOptions, format: { type: "string" } },
+    options: {
+      ...connectionOptions,
+      format: { type: "string" },
+      output: { type: "string", short: "o" },
+    },
   });
   const format = values.format ?? "json";
   if (format !== "json" && format !== "csv") throw new UsageError("--format is json or csv");
   const text = exportText(format, createClient(connection(values)).books());
-  await writeToStdout(text);
+  if (values.output === undefined) await writeToStdout(text);
+  else await writeToFile(values.output, text);
 }
 
 /** The export, chunk by chunk: a JSON array, or CSV under its header line. */
@@ -43,5 +50,21 @@ async function writeToStdout(text: AsyncIterable<string>) {
     // EPIPE: the reader closed the pipe, having read what it wanted. Not a failure: no message
     // and status 0, so `set -o pipefail` scripts pass (Node ignores SIGPIPE, hence the error).
     if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+  }
+}
+
+/**
+ * To FILE, all or nothing: a temporary file beside it takes the export and replaces FILE in one
+ * rename once complete. On a failure it is removed, and FILE stays as it was.
+ */
+async function writeToFile(path: string, text: AsyncIterable<string>) {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    // flush: fsync before close, so the rename never publishes bytes not yet on disk.
+    await pipeline(Readable.from(text), createWriteStream(temporary, { flush: true }));
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
 }

@@ -1,7 +1,7 @@
 // The book-catalogue command, as the package's bin runs it (the built dist/cli/main.js).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -432,6 +432,40 @@ describe("book-catalogue export never leaves a misleading file", () => {
     }
   });
 
+  test("--output: a failure leaves the existing file byte-identical, and no temporary file", async () => {
+    const folder = mkdtempSync(join(dir, "backups-"));
+    const file = join(folder, "backup.json");
+    const good = '[\n{"id":1,"title":"Dune","author":"Frank Herbert","year":1965}\n]\n';
+    writeFileSync(file, good);
+    for (const [why, to] of await failures()) {
+      for (const option of ["--output", "-o"]) {
+        const { code, stdout, stderr } = await run(["export", option, file, ...to]);
+        assert.equal(code, 1, `${why}, ${option}`);
+        assert.equal(stdout, "");
+        assert.match(stderr, /^book-catalogue: /);
+        assert.deepEqual(readFileSync(file), Buffer.from(good), `${why}, ${option}`);
+        assert.deepEqual(readdirSync(folder), ["backup.json"], `${why}, ${option}`);
+      }
+    }
+  });
+
+  test("--output writes the bytes standard output gets, replacing the file", async () => {
+    const folder = mkdtempSync(join(dir, "exports-"));
+    for (const format of ["json", "csv"]) {
+      const expected = await run(["export", "--format", format, ...connection]);
+      assert.equal(expected.code, 0, expected.stderr);
+      const file = join(folder, `catalogue.${format}`);
+      writeFileSync(file, "an older export");
+      const written = await run(["export", "--format", format, "--output", file, ...connection]);
+      assert.equal(written.code, 0, written.stderr);
+      assert.equal(written.stdout, "");
+      assert.deepEqual(readFileSync(file), Buffer.from(expected.stdout), format);
+    }
+    const books = JSON.parse(readFileSync(join(folder, "catalogue.json"), "utf8")) as Book[];
+    assert.equal(books.length, 3000);
+    assert.deepEqual(readdirSync(folder).sort(), ["catalogue.csv", "catalogue.json"]);
+  });
+
   test("an empty catalogue: [] in JSON, the header line in CSV", async () => {
     const empty = await startService(
       { ...ENV, DB_URL: `sqlite:${join(dir, "empty.db")}` },
@@ -439,12 +473,15 @@ describe("book-catalogue export never leaves a misleading file", () => {
     );
     try {
       const to = connectionTo(empty);
+      const file = join(dir, "empty.csv");
       assert.deepEqual(await run(["export", ...to]), { code: 0, stdout: "[]\n", stderr: "" });
       assert.deepEqual(await run(["export", "--format", "csv", ...to]), {
         code: 0,
         stdout: "id,title,author,year\n",
         stderr: "",
       });
+      assert.equal((await run(["export", "--format", "csv", "-o", file, ...to])).code, 0);
+      assert.equal(readFileSync(file, "utf8"), "id,title,author,year\n");
     } finally {
       await empty.stop();
     }
