@@ -27,7 +27,8 @@ export async function writeBackup(
   onProgress?: Progress,
 ): Promise<BackupHeader> {
   const temporary = partialName(file);
-  const handle = await open(temporary, "wx");
+  // Not exclusive: a run killed earlier under the same pid (a container's, say) left it.
+  const handle = await open(temporary, "w");
   try {
     // Blanks where the header goes: until it is written, the file is no backup.
     await handle.write(Buffer.alloc(HEADER_BYTES, " "));

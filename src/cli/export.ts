@@ -1,28 +1,70 @@
+import { createWriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { stringify as toCsvRow } from "csv-stringify/sync";
-import { createClient } from "../client/client.js";
+import { type Book, createClient } from "../client/client.js";
 import { connection, connectionOptions } from "./connection.js";
 import { UsageError } from "./errors.js";
 
-/** book-catalogue export: every book, in id order, to standard output. */
+/** book-catalogue export: every book, in id order, to standard output or to --output FILE. */
 export async function exportBooks(args: string[]) {
   const { values } = parseArgs({
     args,
-    options: { ...connectionOptions, format: { type: "string" } },
+    options: {
+      ...connectionOptions,
+      format: { type: "string" },
+      output: { type: "string", short: "o" },
+    },
   });
   const format = values.format ?? "json";
   if (format !== "json" && format !== "csv") throw new UsageError("--format is json or csv");
-  const client = createClient(connection(values));
-  const out = process.stdout;
-  const write = (text: string) =>
-    out.write(text) ? Promise.resolve() : new Promise((resolve) => out.once("drain", resolve));
+  const text = exportText(format, createClient(connection(values)).books());
+  if (values.output === undefined) await writeToStdout(text);
+  else await writeToFile(values.output, text);
+}
+
+/** The export, chunk by chunk: a JSON array, or CSV under its header line. */
+async function* exportText(format: "json" | "csv", books: AsyncIterator<Book>) {
+  // The first page before the first byte: a service that is down or refuses the credentials
+  // then fails the command with nothing written.
+  let next = await books.next();
+  yield format === "csv" ? toCsvRow([["id", "title", "author", "year"]]) : "[";
   let first = true;
-  if (format === "csv") await write(toCsvRow([["id", "title", "author", "year"]]));
-  else await write("[");
-  for await (const book of client.books()) {
-    if (format === "csv") await write(toCsvRow([[book.id, book.title, book.author, book.year]]));
-    else await write(`${first ? "\n" : ",\n"}${JSON.stringify(book)}`);
+  while (!next.done) {
+    const book = next.value;
+    if (format === "csv") yield toCsvRow([[book.id, book.title, book.author, book.year]]);
+    else yield `${first ? "\n" : ",\n"}${JSON.stringify(book)}`;
     first = false;
+    next = await books.next();
   }
-  if (format === "json") await write(first ? "]\n" : "\n]\n");
+  if (format === "json") yield first ? "]\n" : "\n]\n";
+}
+
+/** To standard output. A reader that stops early (`export | head`) ends the export quietly. */
+async function writeToStdout(text: AsyncIterable<string>) {
+  try {
+    await pipeline(Readable.from(text), process.stdout);
+  } catch (error) {
+    // EPIPE: the reader closed the pipe, having read what it wanted. Not a failure: no message
+    // and status 0, so `set -o pipefail` scripts pass (Node ignores SIGPIPE, hence the error).
+    if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+  }
+}
+
+/**
+ * To FILE, all or nothing: a temporary file beside it takes the export and replaces FILE in one
+ * rename once complete. On a failure it is removed, and FILE stays as it was.
+ */
+async function writeToFile(path: string, text: AsyncIterable<string>) {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    // flush: fsync before close, so the rename never publishes bytes not yet on disk.
+    await pipeline(Readable.from(text), createWriteStream(temporary, { flush: true }));
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
 }

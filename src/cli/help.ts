@@ -6,7 +6,7 @@ Commands:
   serve                 Serve the catalogue, as npm start does (settings: docs/configuration.md)
   token                 Print a token, for scripts
   import FILE           Add books from a JSON array or a CSV file (a Goodreads export works)
-  export                Write the whole catalogue to standard output
+  export [-o FILE]      Write the whole catalogue to standard output, or to FILE
   backup FILE           Write a consistent snapshot of the catalogue, every id kept
   backup --check FILE   Prove that FILE is a complete, intact backup
   restore FILE          Put a backup's books, with their ids, into an empty catalogue
@@ -43,10 +43,18 @@ column missing) or the command is wrong.
   --dry-run             Check every row and count the duplicates, send nothing
   --duplicates keep     Import duplicates too (default: skip)
   --concurrency N       Requests at once (default 1, which keeps the file's order)`,
-  export: `Usage: book-catalogue export [--format json|csv] [connection options]
+  export: `Usage: book-catalogue export [--format json|csv] [-o FILE] [connection options]
 
-Writes every book, in id order, to standard output: a JSON array (default) or CSV with
-the header id,title,author,year.`,
+Writes every book, in id order, to standard output or FILE: a JSON array (default) or CSV
+with the header id,title,author,year. Nothing is written until the service has answered,
+so when it is down or refuses the password, standard output stays empty (exit 1).
+
+  --format json|csv     Default: json
+  -o, --output FILE     Write to FILE, replaced only once the whole export has succeeded:
+                        on a failure FILE stays as it was. Prefer it to "> FILE", which
+                        empties FILE before the export even starts.
+
+A reader that stops early (export | head) ends the export quietly, with exit status 0.`,
   backup: `Usage: book-catalogue backup FILE [--db URL]
        book-catalogue backup --check FILE
 

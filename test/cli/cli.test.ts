@@ -1,13 +1,13 @@
 // The book-catalogue command, as the package's bin runs it (the built dist/cli/main.js).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Book, createClient } from "../../src/client/client.js";
-import { type Service, startService } from "../support/service.js";
+import { freePort, type Service, startService } from "../support/service.js";
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cli", "main.js");
 const CREDENTIALS = { username: "librarian", password: "cli-test-password" };
@@ -19,18 +19,36 @@ const ENV = {
   SECRET_TOKEN: "cli-test-secret-of-at-least-32-bytes",
 };
 
-/** Runs the command; resolves with its exit code and output, never rejects. */
-function run(args: string[], env: Record<string, string> = {}) {
+/** Runs a program; resolves with its exit code and output, never rejects. */
+function execute(file: string, args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
-      process.execPath,
-      [CLI, ...args],
+      file,
+      args,
       { env: { PATH: process.env.PATH ?? "", ...env }, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
+
+/** Runs the command; resolves with its exit code and output, never rejects. */
+const run = (args: string[], env: Record<string, string> = {}) =>
+  execute(process.execPath, [CLI, ...args], env);
+
+/**
+ * Runs the command under bash, with `shell` after it (`| head -1`); pipefail makes the command's
+ * status the shell's. --norc: bash reads ~/.bashrc when its standard input is a socket.
+ */
+const runInShell = (args: string[], shell: string) =>
+  execute("bash", [
+    "--norc",
+    "-c",
+    `set -o pipefail; "$0" "$@" ${shell}`,
+    process.execPath,
+    CLI,
+    ...args,
+  ]);
 
 /** The options that point a command at a running service, as the test's librarian. */
 const connectionTo = (service: Service) => [
@@ -362,5 +380,129 @@ describe("book-catalogue", () => {
     } finally {
       await other.stop();
     }
+  });
+});
+
+describe("book-catalogue export never leaves a misleading file", () => {
+  let dir: string;
+  let service: Service;
+  let connection: string[];
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "books-export-"));
+    service = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "export.db")}` },
+      { direct: true },
+    );
+    connection = connectionTo(service);
+    // Enough books that an export outlives a reader that stops at the first line.
+    const books = Array.from({ length: 3000 }, (_, i) => ({
+      title: `Book ${i + 1}`,
+      author: `Author ${i % 50}`,
+      year: 1900 + (i % 120),
+    }));
+    const file = join(dir, "books.json");
+    writeFileSync(file, JSON.stringify(books));
+    const imported = await run(["import", file, "--concurrency", "8", ...connection]);
+    assert.equal(imported.code, 0, imported.stderr);
+  });
+  after(async () => {
+    await service.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Exports that fail before the first book: the service down, the password refused. */
+  const failures = async () =>
+    [
+      ["the service down", ["--url", `http://127.0.0.1:${await freePort()}`]],
+      [
+        "a wrong password",
+        ["--url", service.url, "--username", CREDENTIALS.username, "--password", "wrong"],
+      ],
+    ] as const;
+
+  test("the service down or a wrong password: exit 1, one line, nothing on standard output", async () => {
+    for (const [why, to] of await failures()) {
+      for (const format of ["json", "csv"]) {
+        const { code, stdout, stderr } = await run(["export", "--format", format, ...to]);
+        assert.equal(code, 1, `${why}, ${format}`);
+        assert.equal(stdout, "", `${why}, ${format}`);
+        assert.equal(stderr.trim().split("\n").length, 1, stderr);
+        assert.match(stderr, /^book-catalogue: /);
+      }
+    }
+  });
+
+  test("--output: a failure leaves the existing file byte-identical, and no temporary file", async () => {
+    const folder = mkdtempSync(join(dir, "backups-"));
+    const file = join(folder, "backup.json");
+    const good = '[\n{"id":1,"title":"Dune","author":"Frank Herbert","year":1965}\n]\n';
+    writeFileSync(file, good);
+    for (const [why, to] of await failures()) {
+      for (const option of ["--output", "-o"]) {
+        const { code, stdout, stderr } = await run(["export", option, file, ...to]);
+        assert.equal(code, 1, `${why}, ${option}`);
+        assert.equal(stdout, "");
+        assert.match(stderr, /^book-catalogue: /);
+        assert.deepEqual(readFileSync(file), Buffer.from(good), `${why}, ${option}`);
+        assert.deepEqual(readdirSync(folder), ["backup.json"], `${why}, ${option}`);
+      }
+    }
+  });
+
+  test("--output writes the bytes standard output gets, replacing the file", async () => {
+    const folder = mkdtempSync(join(dir, "exports-"));
+    for (const format of ["json", "csv"]) {
+      const expected = await run(["export", "--format", format, ...connection]);
+      assert.equal(expected.code, 0, expected.stderr);
+      const file = join(folder, `catalogue.${format}`);
+      writeFileSync(file, "an older export");
+      const written = await run(["export", "--format", format, "--output", file, ...connection]);
+      assert.equal(written.code, 0, written.stderr);
+      assert.equal(written.stdout, "");
+      assert.deepEqual(readFileSync(file), Buffer.from(expected.stdout), format);
+    }
+    const books = JSON.parse(readFileSync(join(folder, "catalogue.json"), "utf8")) as Book[];
+    assert.equal(books.length, 3000);
+    assert.deepEqual(readdirSync(folder).sort(), ["catalogue.csv", "catalogue.json"]);
+  });
+
+  test("an empty catalogue: [] in JSON, the header line in CSV", async () => {
+    const empty = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "empty.db")}` },
+      { direct: true },
+    );
+    try {
+      const to = connectionTo(empty);
+      const file = join(dir, "empty.csv");
+      assert.deepEqual(await run(["export", ...to]), { code: 0, stdout: "[]\n", stderr: "" });
+      assert.deepEqual(await run(["export", "--format", "csv", ...to]), {
+        code: 0,
+        stdout: "id,title,author,year\n",
+        stderr: "",
+      });
+      assert.equal((await run(["export", "--format", "csv", "-o", file, ...to])).code, 0);
+      assert.equal(readFileSync(file, "utf8"), "id,title,author,year\n");
+    } finally {
+      await empty.stop();
+    }
+  });
+
+  test("export | head -1: the reader stops early, the export ends quietly with status 0", async () => {
+    for (const [format, line] of [
+      ["json", "[\n"],
+      ["csv", "id,title,author,year\n"],
+    ] as const) {
+      const piped = await runInShell(["export", "--format", format, ...connection], "| head -1");
+      assert.deepEqual(piped, { code: 0, stdout: line, stderr: "" }, format);
+    }
+  });
+
+  test("any other failure to write standard output: exit 1, one line", {
+    skip: !existsSync("/dev/full") && "no /dev/full here",
+  }, async () => {
+    const full = await runInShell(["export", ...connection], "> /dev/full");
+    assert.equal(full.code, 1);
+    assert.equal(full.stdout, "");
+    assert.match(full.stderr, /^book-catalogue: ENOSPC: .+\n$/);
   });
 });
