@@ -39,6 +39,15 @@ export interface Config {
   readonly logLevel: string;
   /** false, or the proxies' addresses; `true` only outside production. */
   readonly trustProxy: boolean | string;
+  /** Scheduled snapshots of the catalogue (BACKUP_DIR); off when undefined. */
+  readonly backups: BackupSchedule | undefined;
+}
+
+export interface BackupSchedule {
+  readonly dir: string;
+  readonly intervalSeconds: number;
+  /** How many snapshots the folder keeps; older ones are removed. */
+  readonly keep: number;
 }
 
 export class ConfigError extends Error {
@@ -155,9 +164,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers,
     logLevel,
     trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
+    backups: readBackupSchedule(read, integer, db, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** BACKUP_DIR, BACKUP_INTERVAL_SECONDS and BACKUP_KEEP; undefined when BACKUP_DIR is unset. */
+function readBackupSchedule(
+  read: (name: string) => string | undefined,
+  integer: (name: string, fallback: number, min: number, max: number) => number,
+  db: DbTarget,
+  problems: string[],
+): BackupSchedule | undefined {
+  const dir = read("BACKUP_DIR");
+  const intervalSeconds = integer("BACKUP_INTERVAL_SECONDS", 86_400, 1, 366 * 86_400);
+  const keep = integer("BACKUP_KEEP", 7, 1, 10_000);
+  if (dir === undefined) {
+    // A schedule without its folder is a typo or a forgotten line: no backup would ever run.
+    for (const name of ["BACKUP_INTERVAL_SECONDS", "BACKUP_KEEP"]) {
+      if (read(name) !== undefined)
+        problems.push(`${name} needs BACKUP_DIR, the folder for the backups`);
+    }
+    return undefined;
+  }
+  if (db.kind === "sqlite" && db.path === ":memory:") {
+    problems.push(
+      "BACKUP_DIR needs a database file or PostgreSQL: sqlite::memory: cannot be read from outside",
+    );
+  }
+  return { dir, intervalSeconds, keep };
 }
 
 /** The credentials and the token secret: required in production, development defaults else. */

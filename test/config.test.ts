@@ -197,3 +197,38 @@ describe("TRUST_PROXY", () => {
     assert.match(config.warnings.join(" "), /TRUST_PROXY=true lets clients choose/);
   });
 });
+
+describe("scheduled backups", () => {
+  test("off unless BACKUP_DIR is set; then daily, keeping seven", () => {
+    assert.equal(loadConfig({}).backups, undefined);
+    assert.deepEqual(loadConfig({ BACKUP_DIR: "/var/backups/books" }).backups, {
+      dir: "/var/backups/books",
+      intervalSeconds: 86_400,
+      keep: 7,
+    });
+    const set = { BACKUP_DIR: "b", BACKUP_INTERVAL_SECONDS: "3600", BACKUP_KEEP: "30" };
+    assert.deepEqual(loadConfig(set).backups, { dir: "b", intervalSeconds: 3600, keep: 30 });
+  });
+
+  test("an interval or a count without the folder is refused: no backup would ever run", () => {
+    assert.deepEqual(problemsOf({ BACKUP_KEEP: "3" }), [
+      "BACKUP_KEEP needs BACKUP_DIR, the folder for the backups",
+    ]);
+    assert.match(problemsOf({ BACKUP_INTERVAL_SECONDS: "60" })[0] ?? "", /needs BACKUP_DIR/);
+  });
+
+  test("bad numbers, and an in-memory catalogue, are refused", () => {
+    assert.match(
+      problemsOf({ BACKUP_DIR: "b", BACKUP_KEEP: "0" })[0] ?? "",
+      /^BACKUP_KEEP must be a whole number from 1 to 10000/,
+    );
+    assert.match(
+      problemsOf({ BACKUP_DIR: "b", BACKUP_INTERVAL_SECONDS: "1h" })[0] ?? "",
+      /^BACKUP_INTERVAL_SECONDS must be a whole number/,
+    );
+    assert.match(
+      problemsOf({ BACKUP_DIR: "b", DB_URL: "sqlite::memory:" })[0] ?? "",
+      /^BACKUP_DIR needs a database file or PostgreSQL/,
+    );
+  });
+});

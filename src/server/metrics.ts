@@ -3,6 +3,7 @@
 // its workers'. prom-client is loaded only when METRICS_PORT is set (its memory: see
 // docs/performance.md).
 import type { Server } from "node:http";
+import type { Registry } from "prom-client";
 import type { Config } from "../config.js";
 import type { Metrics } from "../http/metrics.js";
 
@@ -28,9 +29,14 @@ export async function createProcessMetrics(
 /**
  * Serves /metrics on METRICS_PORT: `metrics` of a single process, or (without) the sum over
  * the workers of every counter and histogram, and each worker's process figures summed or
- * averaged as prom-client's aggregator does. Rejects with a one-line reason.
+ * averaged as prom-client's aggregator does, followed by the primary's `own`. Rejects with a
+ * one-line reason.
  */
-export async function serveProcessMetrics(config: MetricsConfig, metrics?: Metrics) {
+export async function serveProcessMetrics(
+  config: MetricsConfig,
+  metrics?: Metrics,
+  own?: Registry,
+) {
   const { serveMetrics } = await import("../http/metrics.js");
   let server: Server;
   if (metrics !== undefined) {
@@ -38,7 +44,11 @@ export async function serveProcessMetrics(config: MetricsConfig, metrics?: Metri
     server = serveMetrics(registry.contentType, () => registry.metrics());
   } else {
     const registry = new (await import("prom-client")).AggregatorRegistry();
-    server = serveMetrics(registry.contentType, () => registry.clusterMetrics());
+    const sum = async () => {
+      const workers = await registry.clusterMetrics();
+      return own === undefined ? workers : `${workers.trimEnd()}\n${await own.metrics()}`;
+    };
+    server = serveMetrics(registry.contentType, sum);
   }
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error) =>

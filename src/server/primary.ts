@@ -4,9 +4,11 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Server } from "node:http";
 import pino from "pino";
+import type { Registry } from "prom-client";
 import { keepWorkersLoginCounts } from "../auth/open-login-limiter.js";
 import { type Config, describeDb } from "../config.js";
 import { openStore } from "../store/open.js";
+import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
 import { greet } from "./greeting.js";
 import { serveProcessMetrics } from "./metrics.js";
@@ -31,11 +33,20 @@ export async function runPrimary(config: Config): Promise<void> {
   log.info({ store: describeDb(config.db), workers: config.workers }, "store ready");
   keepWorkersLoginCounts(config);
   let metricsServer: Server | undefined;
+  // The primary's own metrics (its backups'), served with the sum of the workers'.
+  let own: Registry | undefined;
   if (config.metricsPort !== undefined) {
-    metricsServer = await serveProcessMetrics(config).catch((error) => fail(error.message));
+    own = new (await import("prom-client")).Registry();
+    metricsServer = await serveProcessMetrics(config, undefined, own).catch((error) =>
+      fail(error.message),
+    );
     log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
-  superviseWorkers(config, log, () => metricsServer?.close());
+  const backups = await startBackups(config, log, own);
+  superviseWorkers(config, log, () => {
+    backups?.stop();
+    metricsServer?.close();
+  });
 }
 
 /** Starts the workers, replaces any that dies, and stops them all together. */

@@ -7,6 +7,7 @@ import { type App, buildApp } from "../http/app.js";
 import { WEB_ROOT } from "../http/web-page.js";
 import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
+import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
 import { greet } from "./greeting.js";
 import { createProcessMetrics, serveProcessMetrics } from "./metrics.js";
@@ -47,7 +48,11 @@ export async function serve(config: Config): Promise<void> {
     }
     app.log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
+  // With workers, the primary takes the scheduled backups.
+  const backups =
+    worker === undefined ? await startBackups(config, app.log, metrics?.registry) : undefined;
   stopOnRequest(worker, (reason) => {
+    backups?.stop();
     metricsServer?.close();
     void shutdown(app, store, config.shutdownTimeoutMs, reason);
   });

@@ -1,0 +1,44 @@
+// The scheduled backups' metrics: when the last one succeeded, so an operator can alert on a
+// schedule that stopped, and how each ended.
+import { Counter, Gauge, type Registry } from "prom-client";
+
+export interface BackupMetrics {
+  succeeded(at: Date, seconds: number, books: number): void;
+  failed(): void;
+}
+
+export function createBackupMetrics(registry: Registry): BackupMetrics {
+  const registers = [registry];
+  const lastSuccess = new Gauge({
+    name: "book_catalogue_backup_last_success_timestamp_seconds",
+    help: "When the last scheduled backup was written (Unix time); 0 before the first",
+    registers,
+  });
+  const lastSeconds = new Gauge({
+    name: "book_catalogue_backup_last_duration_seconds",
+    help: "How long the last scheduled backup that succeeded took",
+    registers,
+  });
+  const lastBooks = new Gauge({
+    name: "book_catalogue_backup_last_books",
+    help: "How many books the last scheduled backup that succeeded holds",
+    registers,
+  });
+  const outcomes = new Counter({
+    name: "book_catalogue_backups_total",
+    help: "Scheduled backups, by outcome: success or failure",
+    labelNames: ["outcome"] as const,
+    registers,
+  });
+  outcomes.inc({ outcome: "success" }, 0);
+  outcomes.inc({ outcome: "failure" }, 0);
+  return {
+    succeeded(at, seconds, books) {
+      lastSuccess.set(at.getTime() / 1000);
+      lastSeconds.set(seconds);
+      lastBooks.set(books);
+      outcomes.inc({ outcome: "success" });
+    },
+    failed: () => outcomes.inc({ outcome: "failure" }),
+  };
+}

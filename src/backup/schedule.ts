@@ -1,0 +1,102 @@
+// Scheduled snapshots (BACKUP_DIR): one backup an interval after the newest in the folder, so
+// restarts neither skip nor crowd them; the newest BACKUP_KEEP kept. Each is complete or
+// absent (write.ts); its outcome is logged and counted, and a failure harms nothing else.
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { BackupSchedule, DbTarget } from "../config.js";
+import { openBackupStore } from "../store/open.js";
+import type { BackupMetrics } from "./metrics.js";
+import { writeBackup } from "./write.js";
+
+/** A scheduled backup's name: its time, so that names sort as times do. */
+const NAME = /^books-(\d{8}T\d{6}Z)\.backup$/;
+const nameAt = (at: Date) =>
+  `books-${at.toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "")}.backup`;
+const timeOf = (stamp: string) =>
+  Date.parse(stamp.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, "$1-$2-$3T$4:$5:$6Z"));
+
+interface Log {
+  info(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface ScheduledBackups {
+  /** No backup starts after this; one under way finishes or is abandoned with the process. */
+  stop(): void;
+}
+
+export function scheduleBackups(
+  schedule: BackupSchedule,
+  db: DbTarget,
+  log: Log,
+  metrics?: BackupMetrics,
+): ScheduledBackups {
+  const intervalMs = schedule.intervalSeconds * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const next = (delayMs: number) => {
+    if (stopped) return;
+    // Unref'd: a pending backup never keeps a stopping process alive.
+    timer = setTimeout(run, delayMs).unref();
+  };
+  const run = async () => {
+    await takeBackup(schedule, db, log, metrics);
+    next(intervalMs);
+  };
+  newestBackup(schedule.dir).then(
+    (newest) => next(newest === undefined ? 0 : Math.max(0, newest + intervalMs - Date.now())),
+    () => next(0),
+  );
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** When the newest scheduled backup in the folder was taken; undefined when there is none. */
+async function newestBackup(dir: string): Promise<number | undefined> {
+  const stamps = (await readdir(dir)).map((name) => NAME.exec(name)?.[1]).filter(Boolean);
+  const newest = (stamps as string[]).sort().at(-1);
+  return newest === undefined ? undefined : timeOf(newest);
+}
+
+async function takeBackup(
+  schedule: BackupSchedule,
+  db: DbTarget,
+  log: Log,
+  metrics?: BackupMetrics,
+): Promise<void> {
+  const started = new Date();
+  const file = join(schedule.dir, nameAt(started));
+  try {
+    await mkdir(schedule.dir, { recursive: true });
+    const store = await openBackupStore(db, "read");
+    try {
+      const header = await writeBackup(store, file);
+      const seconds = (Date.now() - started.getTime()) / 1000;
+      metrics?.succeeded(started, seconds, header.books);
+      log.info({ file, books: header.books, seconds }, "backup written");
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    metrics?.failed();
+    log.error({ dir: schedule.dir, reason: (error as Error).message }, "backup failed");
+    return;
+  }
+  await removeOldBackups(schedule, log);
+}
+
+/** Keeps the newest `keep` scheduled backups; other files in the folder are left alone. */
+async function removeOldBackups(schedule: BackupSchedule, log: Log): Promise<void> {
+  try {
+    const names = (await readdir(schedule.dir)).filter((name) => NAME.test(name)).sort();
+    for (const name of names.slice(0, Math.max(0, names.length - schedule.keep))) {
+      await rm(join(schedule.dir, name), { force: true });
+    }
+  } catch (error) {
+    log.error({ dir: schedule.dir, reason: (error as Error).message }, "old backups not removed");
+  }
+}
