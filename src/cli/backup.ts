@@ -32,7 +32,12 @@ export async function backupCommand(args: string[]): Promise<void> {
   const store = await openBackupStore(target, "read");
   try {
     const bar = progressBar();
-    const header = await writeBackup(store, file, (done, total) => bar(done, total, "written"));
+    const header = await writeBackup(store, file, (done, total) =>
+      bar(done, total, "written"),
+    ).catch((error) => {
+      if ((error as { syscall?: unknown }).syscall === undefined) throw error;
+      throw new Error(`cannot write ${file}: ${(error as Error).message}`);
+    });
     process.stdout.write(
       `backed up ${header.books} books from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
     );

@@ -2,14 +2,15 @@
 // them: against a catalogue the service keeps writing to, between the stores, killed midway,
 // and on damaged files.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { storesUnderTest } from "../support/helpers.js";
 import { login, request, type Service, startService } from "../support/service.js";
-import { type Catalogue, cli, newCatalogue, type StoreKind, seed } from "./catalogues.js";
+import { type Catalogue, CLI, cli, newCatalogue, type StoreKind, seed } from "./catalogues.js";
 
 const CREDENTIALS = { username: "backup", password: "backup-test-password" };
 const ENV = {
@@ -244,5 +245,53 @@ test("backup names a catalogue that is not there, and makes no file", async () =
     assert.deepEqual(readdirSync(dir), []);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("backup names a folder it cannot write, and a database that holds no catalogue", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "books-backup-refusals-"));
+  const notCatalogue = await newCatalogue(skipOf("postgres") ? "sqlite" : "postgres");
+  try {
+    const source = await newCatalogue("sqlite");
+    await seed(source, 10);
+    const unwritable = await cli(["backup", join(dir, "none", "b.backup"), "--db", source.dbUrl]);
+    await source.dispose();
+    assert.equal(unwritable.code, 1);
+    assert.match(
+      unwritable.stderr,
+      /^book-catalogue: cannot write \S+b\.backup: ENOENT: no such file or directory/,
+    );
+    if (notCatalogue.kind === "sqlite") writeFileSync(notCatalogue.dbUrl.slice(7), "");
+    const empty = await cli(["backup", join(dir, "b.backup"), "--db", notCatalogue.dbUrl]);
+    assert.equal(empty.code, 1);
+    assert.match(
+      empty.stderr,
+      /^book-catalogue: cannot read the catalogue at \S+: it holds no catalogue/,
+    );
+    assert.deepEqual(readdirSync(dir), []);
+  } finally {
+    await notCatalogue.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("on a terminal, backup and --check draw a progress bar", async () => {
+  const source = await newCatalogue("sqlite");
+  try {
+    await seed(source, 2500);
+    const file = join(dirname(source.dbUrl.slice(7)), "b.backup");
+    // script(1) gives the command a terminal, and prints what the terminal showed.
+    for (const args of [`backup ${file} --db ${source.dbUrl}`, `backup --check ${file}`]) {
+      const shown = await new Promise<string>((resolve, reject) =>
+        execFile(
+          "script",
+          ["-qec", `${process.execPath} ${CLI} ${args}`, "/dev/null"],
+          (error, stdout) => (error ? reject(error) : resolve(stdout)),
+        ),
+      );
+      assert.match(shown, /\r\[#{30}\] 2134\/2134 (written|checked)\r?\n/);
+    }
+  } finally {
+    await source.dispose();
   }
 });

@@ -28,6 +28,7 @@ export async function openPostgresBackup(
     connectTimeoutSeconds: 10,
     description,
     applicationName: `book-catalogue ${purpose === "read" ? "backup" : "restore"}`,
+    ...(purpose === "read" ? { failure: "cannot read the catalogue at" } : {}),
   };
   const sql = await connect(url, options, purpose === "read" ? checkSchema : migrate);
   return {
@@ -42,7 +43,7 @@ export async function openPostgresBackup(
 async function checkSchema(sql: postgres.Sql): Promise<void> {
   const [table] = await sql`SELECT to_regclass('schema_migrations') AS name`;
   if (table?.name === null) {
-    throw new Error("there is no catalogue there (no schema_migrations table)");
+    throw new Error("it holds no catalogue (no schema_migrations table)");
   }
   const rows = await sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
   pendingMigrations(rows.map((row) => row.version));

@@ -90,7 +90,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
  */
 export async function connect(
   url: string,
-  options: PostgresOptions & { applicationName?: string },
+  options: PostgresOptions & { applicationName?: string; failure?: string },
   prepare: (sql: postgres.Sql) => Promise<void> = migrate,
 ): Promise<postgres.Sql> {
   const sql = postgres(url, {
@@ -110,7 +110,7 @@ export async function connect(
     await sql.end({ timeout: 0 }).catch(() => {});
     const reason = isUnavailable(error)
       ? `cannot reach PostgreSQL at ${options.description}`
-      : `cannot prepare the PostgreSQL schema at ${options.description}`;
+      : `${options.failure ?? "cannot prepare the PostgreSQL schema at"} ${options.description}`;
     throw new StoreOpenError(`${reason}: ${describeFailure(error, url)}`, { cause: error });
   }
 }

@@ -47,7 +47,8 @@ function openDatabase(path: string, purpose: "read" | "restore"): DatabaseSync {
     return db;
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
-    throw new StoreOpenError(`cannot open sqlite:${path}: ${(error as Error).message}`, {
+    const doing = purpose === "read" ? "cannot read the catalogue at" : "cannot restore into";
+    throw new StoreOpenError(`${doing} sqlite:${path}: ${(error as Error).message}`, {
       cause: error,
     });
   }
