@@ -77,7 +77,7 @@ test("every repository path the README and docs/ name in backticks exists", () =
   const pages = ["README.md", ...filesUnder("docs").filter((path) => path.endsWith(".md"))];
   for (const page of pages) {
     for (const [, path] of read(page).matchAll(
-      /`((?:src|test|web|bench|client|scripts|docs)\/[^`\s*]+)`/g,
+      /`((?:src|test|web|bench|client|scripts|docs|deploy)\/[^`\s*]+)`/g,
     )) {
       assert.ok(
         existsSync(join(ROOT, path as string)),

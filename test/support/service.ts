@@ -27,19 +27,25 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** The server itself under `ulimit -n` of this many descriptors; implies `direct`. */
   descriptorLimit?: number;
+  /** Another command line altogether (a systemd unit's ExecStart, say). */
+  command?: readonly [string, ...string[]];
+  /** The folder to start in: this checkout by default. */
+  cwd?: string;
 }
 
 function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
   const direct = options.direct || options.nodeArgs !== undefined;
   const node = [process.execPath, ...(options.nodeArgs ?? []), "dist/server/main.js"];
   const [command, args] =
-    options.descriptorLimit !== undefined
-      ? ["sh", ["-c", `ulimit -n ${options.descriptorLimit} && exec "$@"`, "sh", ...node]]
-      : direct
-        ? [node[0] as string, node.slice(1)]
-        : ["npm", ["start"]];
+    options.command !== undefined
+      ? [options.command[0], options.command.slice(1)]
+      : options.descriptorLimit !== undefined
+        ? ["sh", ["-c", `ulimit -n ${options.descriptorLimit} && exec "$@"`, "sh", ...node]]
+        : direct
+          ? [node[0] as string, node.slice(1)]
+          : ["npm", ["start"]];
   const child = spawn(command, args, {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     // Only what npm needs from this environment, so no setting leaks in from the test run.
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,304 @@
+// Debian's nginx in front of the service, with the repository's site file as written but for
+// the certificate paths, the listen ports and the upstream port: HTTPS through to a book, the
+// redirect from HTTP, the client's address as the login limit sees it, the body limit, and
+// nginx's own answers in the envelope. The service runs on the example environment file.
+import assert from "node:assert/strict";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { connect } from "node:tls";
+import { filledEnvExample, NGINX_SITE, readRepositoryFile } from "../support/deploy.js";
+import { freePort, type Service, startService } from "../support/service.js";
+
+const SERVER_NAME = "books.example.org";
+const LOGIN_MAX_FAILURES = 3;
+const CERTIFICATE = `/etc/letsencrypt/live/${SERVER_NAME}/fullchain.pem`;
+const KEY = `/etc/letsencrypt/live/${SERVER_NAME}/privkey.pem`;
+
+/** A command on the PATH, or in /usr/sbin, where Debian puts nginx and a PATH may not look. */
+function locate(command: string): string | undefined {
+  const found = spawnSync("sh", ["-c", `command -v ${command}`], { encoding: "utf8" });
+  if (found.status === 0) return found.stdout.trim();
+  return existsSync(`/usr/sbin/${command}`) ? `/usr/sbin/${command}` : undefined;
+}
+const NGINX = locate("nginx");
+const missing =
+  NGINX === undefined || locate("openssl") === undefined
+    ? "nginx or openssl is not installed (apt-get install nginx-light openssl)"
+    : false;
+if (missing && process.env.CI === "true") throw new Error(`CI=true: ${missing}`);
+
+/** The site file with only what a test machine must change replaced; each must be there. */
+function siteForTest(ports: { https: number; http: number; upstream: number }, dir: string) {
+  const replacements: [string, string][] = [
+    [CERTIFICATE, join(dir, "cert.pem")],
+    [KEY, join(dir, "key.pem")],
+    ["listen 443 ", `listen 127.0.0.1:${ports.https} `],
+    ["listen [::]:443 ", `listen [::1]:${ports.https} `],
+    ["listen 80;", `listen 127.0.0.1:${ports.http};`],
+    ["listen [::]:80;", `listen [::1]:${ports.http};`],
+    ["server 127.0.0.1:8080;", `server 127.0.0.1:${ports.upstream};`],
+  ];
+  let site = readRepositoryFile(NGINX_SITE);
+  for (const [from, to] of replacements) {
+    assert.ok(site.includes(from), `${NGINX_SITE} no longer has ${from}`);
+    site = site.replaceAll(from, to);
+  }
+  return site;
+}
+
+/** What Debian's /etc/nginx/nginx.conf gives a site, with every path inside the test's folder. */
+const mainConf = (dir: string) => `
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log stderr warn;
+events { worker_connections 256; }
+http {
+  default_type application/octet-stream;
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  include ${dir}/site.conf;
+}
+`;
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+describe("the service behind nginx with TLS", { skip: missing }, () => {
+  let dir: string;
+  let service: Service | undefined;
+  let nginx: ChildProcess | undefined;
+  let nginxOutput = "";
+  let ca: Buffer;
+  const ports = { https: 0, http: 0, upstream: 0, metrics: 0 };
+
+  /** One request over HTTPS to nginx, on a connection of its own from `localAddress`. */
+  function viaHttps(
+    method: string,
+    path: string,
+    options: { localAddress?: string; headers?: Record<string, string>; body?: string } = {},
+  ): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port: ports.https,
+          servername: SERVER_NAME,
+          ca,
+          method,
+          path,
+          agent: false,
+          localAddress: options.localAddress ?? "127.0.0.1",
+          headers: { host: SERVER_NAME, ...options.headers },
+          timeout: 10_000,
+        },
+        (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk) => {
+            body += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
+      req.on("error", reject);
+      req.end(options.body);
+    });
+  }
+
+  const login = (password: string, localAddress: string, headers: Record<string, string> = {}) =>
+    viaHttps("POST", "/token", {
+      localAddress,
+      headers,
+      body: JSON.stringify({ username: "librarian", password }),
+    });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "books-nginx-"));
+    // nginx's workers run as nobody when the test runs as root: they must reach the temp folders.
+    chmodSync(dir, 0o755);
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"],
+        ...["-subj", `/CN=${SERVER_NAME}`, "-addext", `subjectAltName=DNS:${SERVER_NAME}`],
+        ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
+      ],
+      { stdio: "ignore" },
+    );
+    ca = readFileSync(join(dir, "cert.pem"));
+
+    ports.metrics = await freePort();
+    // The example environment file as an operator fills it in; only the port, the file and
+    // a lower login limit differ, so the test neither collides nor waits.
+    service = await startService({
+      ...filledEnvExample(),
+      PORT: "0",
+      DB_URL: `sqlite:${join(dir, "books.db")}`,
+      METRICS_PORT: String(ports.metrics),
+      LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES),
+    });
+    ports.upstream = Number(new URL(service.url).port);
+    ports.https = await freePort();
+    ports.http = await freePort();
+    writeFileSync(join(dir, "site.conf"), siteForTest(ports, dir));
+    writeFileSync(join(dir, "nginx.conf"), mainConf(dir));
+
+    nginx = spawn(
+      NGINX as string,
+      ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    nginx.stdout?.on("data", (chunk) => {
+      nginxOutput += chunk;
+    });
+    nginx.stderr?.on("data", (chunk) => {
+      nginxOutput += chunk;
+    });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      if (nginx.exitCode !== null) throw new Error(`nginx exited:\n${nginxOutput}`);
+      const ready = await viaHttps("GET", "/ready").catch(() => undefined);
+      if (ready?.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`nginx did not answer in 10 s:\n${nginxOutput}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+
+  after(async () => {
+    await service?.stop();
+    if (nginx && nginx.exitCode === null) {
+      const exited = new Promise((resolve) => nginx?.once("exit", resolve));
+      nginx.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("HTTPS with the site's certificate, through to a created book and back", async () => {
+    const token = JSON.parse((await login("deploy-test-password-7c2a", "127.0.0.1")).body).data
+      .token as string;
+    const book = { title: "The Dispossessed", author: "Ursula K. Le Guin", year: 1974 };
+    const created = await viaHttps("POST", "/book", {
+      headers: { authorization: token, "content-type": "application/json" },
+      body: JSON.stringify(book),
+    });
+    assert.equal(created.status, 201, created.body);
+    const { id } = JSON.parse(created.body).data as { id: number };
+    const read = await viaHttps("GET", `/book/${id}`, { headers: { authorization: token } });
+    assert.equal(read.status, 200);
+    assert.deepEqual(JSON.parse(read.body), {
+      status: 200,
+      message: "Book retrieved successfully",
+      data: { id, ...book },
+    });
+    assert.equal(read.headers["strict-transport-security"], "max-age=31536000");
+    assert.ok(read.headers["x-request-id"], "the service's own answer");
+  });
+
+  test("HTTP/2 is offered to clients that ask for it", async () => {
+    const socket = connect({
+      host: "127.0.0.1",
+      port: ports.https,
+      servername: SERVER_NAME,
+      ca,
+      ALPNProtocols: ["h2", "http/1.1"],
+    });
+    await new Promise((resolve, reject) =>
+      socket.once("secureConnect", resolve).once("error", reject),
+    );
+    assert.equal(socket.alpnProtocol, "h2");
+    socket.destroy();
+  });
+
+  test("plain HTTP is sent to the same address over HTTPS", async () => {
+    const answer = await new Promise<Answer>((resolve, reject) => {
+      httpRequest(
+        {
+          host: "127.0.0.1",
+          port: ports.http,
+          path: "/books?limit=5",
+          headers: { host: SERVER_NAME },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: "" }),
+          );
+        },
+      )
+        .on("error", reject)
+        .end();
+    });
+    assert.equal(answer.status, 301);
+    assert.equal(answer.headers.location, `https://${SERVER_NAME}/books?limit=5`);
+  });
+
+  test("the login limit counts the address nginx saw; X-Forwarded-For from a client changes nothing", async () => {
+    const statuses = async (from: string, headers?: Record<string, string>) =>
+      (await login("wrong", from, headers)).status;
+    for (let i = 0; i < LOGIN_MAX_FAILURES; i++) assert.equal(await statuses("127.0.0.2"), 401);
+    assert.equal(await statuses("127.0.0.2"), 429);
+    // Another client is counted apart, even when it names the exhausted one.
+    assert.equal(await statuses("127.0.0.3"), 401);
+    assert.equal(await statuses("127.0.0.3", { "x-forwarded-for": "127.0.0.2" }), 401);
+    // Also from the address TRUST_PROXY trusts: nginx overwrote the header, not appended to it.
+    assert.equal(await statuses("127.0.0.1", { "x-forwarded-for": "127.0.0.2" }), 401);
+    // The exhausted one cannot escape by naming another address, however it writes it.
+    assert.equal(await statuses("127.0.0.2", { "x-forwarded-for": "127.0.0.9" }), 429);
+    assert.equal(await statuses("127.0.0.2", { "x-forwarded-for": "127.0.0.9, 127.0.0.1" }), 429);
+    const limited = await login("deploy-test-password-7c2a", "127.0.0.2");
+    assert.equal(limited.status, 429, "even the right password, as without the proxy");
+    assert.ok(limited.headers["retry-after"]);
+  });
+
+  test("a body at the service's limit reaches it; one byte more is refused by nginx, in the envelope", async () => {
+    const limit = 64 * 1024;
+    const atLimit = await viaHttps("POST", "/book", { body: "x".repeat(limit) });
+    assert.equal(atLimit.status, 401, "the service answered: no token");
+    assert.ok(atLimit.headers["x-request-id"]);
+    const over = await viaHttps("POST", "/book", { body: "x".repeat(limit + 1) });
+    assert.equal(over.status, 413);
+    assert.equal(over.headers["x-request-id"], undefined, "nginx answered");
+    assert.deepEqual(JSON.parse(over.body), {
+      status: 413,
+      message: "Payload too large",
+      data: null,
+    });
+    assert.match(over.headers["content-type"] ?? "", /^application\/json/);
+  });
+
+  test("metrics on the example file's METRICS_PORT count the requests nginx passed on", async () => {
+    const metrics = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
+    assert.match(
+      metrics,
+      /^book_catalogue_http_requests_total\{[^}]*route="\/book\/:id"[^}]*\} 1$/m,
+    );
+  });
+
+  test("with the service stopped, nginx answers 503 in the envelope", async () => {
+    assert.equal(await service?.stop(), 0);
+    service = undefined;
+    const answer = await viaHttps("GET", "/ready");
+    assert.equal(answer.status, 503);
+    assert.deepEqual(JSON.parse(answer.body), {
+      status: 503,
+      message: "Service unavailable",
+      data: null,
+    });
+  });
+});

@@ -1,0 +1,72 @@
+// The files under deploy/ as the tests read them: the example environment file and the
+// systemd unit, parsed as systemd parses these simple forms.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const ENV_EXAMPLE = "deploy/book-catalogue.env.example";
+export const UNIT = "deploy/systemd/book-catalogue.service";
+export const NGINX_SITE = "deploy/nginx/book-catalogue.conf";
+
+/** A repository file's text. */
+export const readRepositoryFile = (path: string) => readFileSync(join(ROOT, path), "utf8");
+
+/** `KEY=VALUE` lines; `#` comments and blank lines skipped, as systemd's EnvironmentFile. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const line of text.split("\n").map((l) => l.trim())) {
+    if (line === "" || line.startsWith("#")) continue;
+    const at = line.indexOf("=");
+    if (at <= 0) throw new Error(`not KEY=VALUE: ${line}`);
+    settings[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return settings;
+}
+
+/**
+ * The example environment file with its blanks filled as an operator would: a secret from
+ * `openssl rand -base64 48`, as the file says, and a password.
+ */
+export function filledEnvExample(): Record<string, string> {
+  const settings = parseEnvFile(readRepositoryFile(ENV_EXAMPLE));
+  const secret = execFileSync("openssl", ["rand", "-base64", "48"], { encoding: "utf8" }).trim();
+  return { ...settings, SECRET_TOKEN: secret, AUTH_PASSWORD: "deploy-test-password-7c2a" };
+}
+
+/** A unit file's `Key=value` lines of one section, each key with every value it was given. */
+export function unitSection(text: string, section: string): Map<string, string[]> {
+  const keys = new Map<string, string[]>();
+  let current = "";
+  for (const line of text.split("\n").map((l) => l.trim())) {
+    if (line === "" || line.startsWith("#")) continue;
+    if (line.startsWith("[")) {
+      current = line.slice(1, -1);
+      continue;
+    }
+    if (current !== section) continue;
+    const at = line.indexOf("=");
+    const key = line.slice(0, at);
+    keys.set(key, [...(keys.get(key) ?? []), line.slice(at + 1)]);
+  }
+  return keys;
+}
+
+/** The one value of a unit's key; the test fails if it is missing or given twice. */
+export function unitValue(keys: Map<string, string[]>, key: string): string {
+  const values = keys.get(key) ?? [];
+  if (values.length !== 1) throw new Error(`${key}= appears ${values.length} times`);
+  return values[0] as string;
+}
+
+/**
+ * The PATH an operator's shell has: this one without the node_modules/.bin folders that npm
+ * (and the suite's own install) put first, so the machine's own Node is the one found.
+ */
+export function machinePath(): string {
+  return (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((folder) => !folder.includes("/node_modules/"))
+    .join(delimiter);
+}
