@@ -141,12 +141,11 @@ describe("the service behind nginx with TLS", { skip: missing }, () => {
     ca = readFileSync(join(dir, "cert.pem"));
 
     ports.metrics = await freePort();
-    // The example environment file as an operator fills it in; only the port, the file and
-    // a lower login limit differ, so the test neither collides nor waits.
+    // The example environment file as an operator fills it in; only the port, the data folder
+    // and a lower login limit differ, so the test neither collides nor waits.
     service = await startService({
-      ...filledEnvExample(),
+      ...filledEnvExample(dir),
       PORT: "0",
-      DB_URL: `sqlite:${join(dir, "books.db")}`,
       METRICS_PORT: String(ports.metrics),
       LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES),
     });

@@ -84,9 +84,9 @@ describe("the systemd unit", { skip: missing }, () => {
 
     const dir = mkdtempSync(join(tmpdir(), "books-unit-"));
     try {
-      const { METRICS_PORT: _, ...settings } = filledEnvExample();
+      const { METRICS_PORT: _, ...settings } = filledEnvExample(dir);
       const running = await startService(
-        { ...settings, PATH: path, PORT: "0", DB_URL: `sqlite:${join(dir, "books.db")}` },
+        { ...settings, PATH: path, PORT: "0" },
         { command, cwd: workingDirectory },
       );
       // The main process is node itself (env execs it), so systemd's SIGTERM reaches the server.

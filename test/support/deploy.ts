@@ -25,12 +25,19 @@ export function parseEnvFile(text: string): Record<string, string> {
   return settings;
 }
 
+/** The service's data folder on a production machine, as the deploy files name it. */
+export const DATA_DIR = "/var/lib/book-catalogue";
+
 /**
  * The example environment file with its blanks filled as an operator would: a secret from
- * `openssl rand -base64 48`, as the file says, and a password.
+ * `openssl rand -base64 48`, as the file says, and a password; the data folder (the
+ * database, the backups) is `dataDir`, so a test never writes to this machine's.
  */
-export function filledEnvExample(): Record<string, string> {
+export function filledEnvExample(dataDir: string): Record<string, string> {
   const settings = parseEnvFile(readRepositoryFile(ENV_EXAMPLE));
+  for (const [name, value] of Object.entries(settings)) {
+    settings[name] = value.replaceAll(DATA_DIR, dataDir);
+  }
   const secret = execFileSync("openssl", ["rand", "-base64", "48"], { encoding: "utf8" }).trim();
   return { ...settings, SECRET_TOKEN: secret, AUTH_PASSWORD: "deploy-test-password-7c2a" };
 }
