@@ -8,7 +8,7 @@ import { describeDb } from "../config.js";
 import { openBackupStore } from "../store/open.js";
 import { databaseOptions, databaseTarget } from "./database.js";
 import { UsageError } from "./errors.js";
-import { progressBar } from "./progress.js";
+import { counted, progressBar } from "./progress.js";
 
 export async function backupCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -24,7 +24,7 @@ export async function backupCommand(args: string[]): Promise<void> {
     const check = () => checkBackup(file, (done, total) => bar(done, total, "checked"));
     const header = await readingBackup(file, check);
     process.stdout.write(
-      `${file}: a complete backup of ${header.books} books taken ${header.createdAt} (next id ${header.nextId})\n`,
+      `${file}: a complete backup of ${counted(header.books, "book")} taken ${header.createdAt} (next id ${header.nextId})\n`,
     );
     return;
   }
@@ -39,7 +39,7 @@ export async function backupCommand(args: string[]): Promise<void> {
       throw new Error(`cannot write ${file}: ${(error as Error).message}`);
     });
     process.stdout.write(
-      `backed up ${header.books} books from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
+      `backed up ${counted(header.books, "book")} from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
     );
   } finally {
     await store.close();

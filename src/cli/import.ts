@@ -12,7 +12,7 @@ import {
 } from "../rules/import-rows.js";
 import { connection, connectionOptions } from "./connection.js";
 import { FileError, UsageError } from "./errors.js";
-import { progressBar } from "./progress.js";
+import { counted, progressBar } from "./progress.js";
 
 /** The file's rows, each with the line of the file it starts on. */
 function readRows(path: string): RowFields[] {
@@ -129,7 +129,7 @@ export async function importFile(args: string[]) {
   await Promise.all(Array.from({ length: concurrency }, importer));
   refusals.sort((a, b) => a.line - b.line);
   for (const refusal of refusals) process.stderr.write(`refused ${refusal.text}\n`);
-  const skipped = `${counts.duplicates} duplicate${counts.duplicates === 1 ? "" : "s"} skipped`;
+  const skipped = `${counted(counts.duplicates, "duplicate")} skipped`;
   process.stdout.write(
     dryRun
       ? `dry run: ${valid.length - counts.duplicates} of ${rows.length} rows would be imported; ${skipped}; ${counts.rejected} refused\n`

@@ -21,3 +21,6 @@ export function progressBar(lineEvery?: number) {
     }
   };
 }
+
+/** "1 book", "2 books": a count and its noun. */
+export const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`;

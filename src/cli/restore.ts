@@ -8,7 +8,7 @@ import { openBackupStore } from "../store/open.js";
 import { readingBackup } from "./backup.js";
 import { databaseOptions, databaseTarget } from "./database.js";
 import { UsageError } from "./errors.js";
-import { progressBar } from "./progress.js";
+import { counted, progressBar } from "./progress.js";
 
 export async function restoreCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -40,12 +40,12 @@ export async function restoreCommand(args: string[]): Promise<void> {
   } catch (error) {
     if (!(error instanceof CatalogueNotEmptyError)) throw error;
     throw new Error(
-      `the catalogue at ${where} already holds ${error.count} book${error.count === 1 ? "" : "s"}: restore into an empty catalogue, or add --replace to replace them`,
+      `the catalogue at ${where} already holds ${counted(error.count, "book")}: restore into an empty catalogue, or add --replace to replace them`,
     );
   } finally {
     await store.close();
   }
   process.stdout.write(
-    `restored ${header.books} books from ${file} into ${where} (next id ${header.nextId})\n`,
+    `restored ${counted(header.books, "book")} from ${file} into ${where} (next id ${header.nextId})\n`,
   );
 }
