@@ -4,6 +4,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { backupTables, measureBackups } from "./backup.js";
 import { SEARCHES, searchableBooks } from "./catalogue.js";
 import {
   login,
@@ -357,6 +358,12 @@ async function main() {
     searches.push(...measuredSearches);
     if (stall) stalls.push(stall);
   }
+  const backups = await measureBackups(stores, {
+    quick: QUICK,
+    selected,
+    generator: GENERATOR,
+    connections: CONNECTIONS,
+  });
 
   const measured = rows.filter((row): row is Row => row !== undefined);
   // WORKERS=2 against WORKERS=1: the ratio of their ratios to the baseline measured beside
@@ -424,12 +431,13 @@ Two clients searching rare words sorted by title in a loop, a third reading book
 | Store | searches/s | search p99 ms | GET /book/{id} req/s | GET p50 ms | GET p99 ms |
 |---|---:|---:|---:|---:|---:|
 ${stalls.map((s) => `| ${s.store} | ${Math.round(s.searchRps).toLocaleString("en")} | ${s.searchP99Ms.toFixed(2)} | ${Math.round(s.getRps).toLocaleString("en")} | ${s.getP50Ms.toFixed(2)} | ${s.getP99Ms.toFixed(2)} |${s.non2xx ? ` ${s.non2xx} errors` : ""}`).join("\n")}
-`;
+
+${backupTables(backups)}`;
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "latest.md"), markdown);
   writeFileSync(
     join(ROOT, "bench", "results", "latest.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, scaling, listing: large, searches, stalls }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, scaling, listing: large, searches, stalls, backups }, null, 2)}\n`,
   );
   console.log(
     `\nWORKERS=2 against WORKERS=1:\n${scalingTable}\n\nGET /books over 1,000,000 books:\n${listing}\nWritten to bench/results/latest.md and latest.json in ${seconds} s`,
