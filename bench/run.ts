@@ -1,19 +1,27 @@
 // npm run bench [-- --quick]: the service's throughput as ratios to a bare node:http baseline
 // measured in the same run, on SQLite and (with BENCH_DATABASE_URL) on PostgreSQL.
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import postgres from "postgres";
-import type { NewBook } from "../src/rules/book.js";
-import { openStore } from "../src/store/open.js";
-import { numberedBooks, SEARCHES, searchableBooks, seedBooks } from "./catalogue.js";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { backupTables, measureBackups } from "./backup.js";
+import { SEARCHES, searchableBooks } from "./catalogue.js";
+import {
+  login,
+  median,
+  PASSWORD,
+  ROOT,
+  resetPeakRss,
+  rssMb,
+  type StoreKind,
+  seededDatabase,
+  startBaseline,
+  startService,
+  USERNAME,
+  WORK,
+} from "./harness.js";
 import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const QUICK = process.argv.includes("--quick");
 /** `--only <text>`: just the scenarios whose name contains the text. */
 const ONLY = process.argv[process.argv.indexOf("--only") + 1];
@@ -25,13 +33,7 @@ const PLAN = QUICK
   ? { warmupSeconds: 1, seconds: 1, rounds: 2 }
   : { warmupSeconds: 2, seconds: 4, rounds: 5 };
 const CONNECTIONS = 50;
-const USERNAME = "bench";
-const PASSWORD = "bench-password";
-const SECRET = randomBytes(32).toString("hex");
-const WORK = mkdtempSync(join(tmpdir(), "book-bench-"));
 const GENERATOR = hasWrk() ? "wrk" : "autocannon";
-
-type StoreKind = "sqlite" | "postgres";
 
 interface Row {
   scenario: string;
@@ -44,143 +46,6 @@ interface Row {
   ratio: number;
   peakRssMb: number;
   non2xx: number;
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
-
-// ---- databases ---------------------------------------------------------------------------
-
-/** A fresh database of `books` books with ids 1..books (numbered ones unless given). */
-async function seededDatabase(
-  kind: StoreKind,
-  books: number,
-  rows: Iterable<NewBook> = numberedBooks(books),
-): Promise<{ dbUrl: string; drop(): Promise<void> }> {
-  if (kind === "sqlite") {
-    const path = join(WORK, `books-${randomBytes(4).toString("hex")}.db`);
-    await (await openStore({ db: { kind: "sqlite", path }, pgPoolSize: 1 })).close();
-    await seedBooks({ kind, path }, rows);
-    return { dbUrl: `sqlite:${path}`, drop: async () => rmSync(path, { force: true }) };
-  }
-  const base = process.env.BENCH_DATABASE_URL as string;
-  const schema = `bench_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE SCHEMA ${schema}`);
-  const url = new URL(base);
-  url.searchParams.set("search_path", schema);
-  const dbUrl = url.toString();
-  await (await openStore({ db: { kind: "postgres", url: dbUrl }, pgPoolSize: 1 })).close();
-  await seedBooks({ kind, url: dbUrl }, rows);
-  return {
-    dbUrl,
-    drop: async () => {
-      await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    },
-  };
-}
-
-// ---- processes ---------------------------------------------------------------------------
-
-interface Running {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/** Starts a process whose output goes to a file, and waits for its listening port. */
-async function startProcess(
-  args: string[],
-  env: Record<string, string>,
-  portPattern: RegExp,
-): Promise<Running> {
-  const logPath = join(WORK, `log-${randomBytes(4).toString("hex")}.txt`);
-  const log = openSync(logPath, "w");
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", ...env },
-    stdio: ["ignore", log, log],
-  });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const port = portPattern.exec(readFileSync(logPath, "utf8"))?.[1];
-    if (port) {
-      return {
-        url: `http://127.0.0.1:${port}`,
-        child,
-        stop: () =>
-          new Promise((resolve) => {
-            child.once("exit", () => resolve());
-            child.kill("SIGTERM");
-          }),
-      };
-    }
-    if (child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`process did not start:\n${readFileSync(logPath, "utf8")}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const startService = (dbUrl: string, workers = 1) =>
-  startProcess(
-    ["dist/server/main.js"],
-    {
-      NODE_ENV: "production",
-      DB_URL: dbUrl,
-      WORKERS: String(workers),
-      // Passed through for experiments with the pool size.
-      ...(process.env.PG_POOL_SIZE ? { PG_POOL_SIZE: process.env.PG_POOL_SIZE } : {}),
-      SECRET_TOKEN: SECRET,
-      AUTH_USERNAME: USERNAME,
-      AUTH_PASSWORD: PASSWORD,
-    },
-    /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
-  );
-
-async function startBaseline(sample: { status: number; contentType: string; body: string }) {
-  const file = join(WORK, `sample-${randomBytes(4).toString("hex")}.json`);
-  writeFileSync(file, JSON.stringify(sample));
-  return startProcess(
-    ["--import", "tsx", "bench/baseline.ts"],
-    { SAMPLE_FILE: file },
-    /listening (\d+)/,
-  );
-}
-
-/** A process and its children (the workers, with WORKERS above 1). */
-function processTree(pid: number): number[] {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
-  return [pid, ...(children ? children.split(" ").map(Number).flatMap(processTree) : [])];
-}
-
-/**
- * Resident memory of a process and its workers in MB; `VmHWM` is the sum of each one's
- * high-water mark since the last reset.
- */
-function rssMb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  return processTree(pid).reduce((sum, one) => {
-    const status = readFileSync(`/proc/${one}/status`, "utf8");
-    return sum + Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
-  }, 0);
-}
-function resetPeakRss(pid: number) {
-  // Writing 5 to clear_refs resets VmHWM (Linux 4.0+).
-  for (const one of processTree(pid)) writeFileSync(`/proc/${one}/clear_refs`, "5");
-}
-
-async function login(url: string): Promise<string> {
-  const response = await fetch(`${url}/token`, {
-    method: "POST",
-    body: JSON.stringify({ username: USERNAME, password: PASSWORD }),
-  });
-  return ((await response.json()) as { data: { token: string } }).data.token;
 }
 
 /** One request of the scenario's kind, whose exact answer the baseline then repeats. */
@@ -493,6 +358,12 @@ async function main() {
     searches.push(...measuredSearches);
     if (stall) stalls.push(stall);
   }
+  const backups = await measureBackups(stores, {
+    quick: QUICK,
+    selected,
+    generator: GENERATOR,
+    connections: CONNECTIONS,
+  });
 
   const measured = rows.filter((row): row is Row => row !== undefined);
   // WORKERS=2 against WORKERS=1: the ratio of their ratios to the baseline measured beside
@@ -560,12 +431,13 @@ Two clients searching rare words sorted by title in a loop, a third reading book
 | Store | searches/s | search p99 ms | GET /book/{id} req/s | GET p50 ms | GET p99 ms |
 |---|---:|---:|---:|---:|---:|
 ${stalls.map((s) => `| ${s.store} | ${Math.round(s.searchRps).toLocaleString("en")} | ${s.searchP99Ms.toFixed(2)} | ${Math.round(s.getRps).toLocaleString("en")} | ${s.getP50Ms.toFixed(2)} | ${s.getP99Ms.toFixed(2)} |${s.non2xx ? ` ${s.non2xx} errors` : ""}`).join("\n")}
-`;
+
+${backupTables(backups)}`;
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "latest.md"), markdown);
   writeFileSync(
     join(ROOT, "bench", "results", "latest.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, scaling, listing: large, searches, stalls }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, generator: GENERATOR, plan: PLAN, connections: CONNECTIONS, rows: measured, scaling, listing: large, searches, stalls, backups }, null, 2)}\n`,
   );
   console.log(
     `\nWORKERS=2 against WORKERS=1:\n${scalingTable}\n\nGET /books over 1,000,000 books:\n${listing}\nWritten to bench/results/latest.md and latest.json in ${seconds} s`,
