@@ -1,6 +1,7 @@
 // The backup file, the same from either store (docs/operations.md#the-backup-file): a header
 // line of fixed width, then one JSON line per book in id order. The header's checksum covers
-// every byte after it.
+// its other fields and every byte after it.
+import { createHash } from "node:crypto";
 import type { Book } from "../rules/book.js";
 
 export const BACKUP_FORMAT = "book-catalogue-backup";
@@ -19,8 +20,19 @@ export interface BackupHeader {
   books: number;
   /** The id the next new book takes: above every id the catalogue ever gave. */
   nextId: number;
-  /** SHA-256 of every byte after the header, in hex. */
+  /** The checksum of the other fields and every byte after the header (checksumOf). */
   sha256: string;
+}
+
+/**
+ * The header's checksum, in hex: SHA-256 of its other fields as JSON, in the order above, a
+ * newline, and the hex SHA-256 of every byte after the header. A change to any field or any
+ * book fails it.
+ */
+export function checksumOf(header: Omit<BackupHeader, "sha256">, booksSha256: string): string {
+  const { format, version, createdAt, books, nextId } = header;
+  const fields = JSON.stringify({ format, version, createdAt, books, nextId });
+  return createHash("sha256").update(`${fields}\n${booksSha256}`).digest("hex");
 }
 
 /** The file is not a complete, intact backup this build can read. */

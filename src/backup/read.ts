@@ -5,7 +5,13 @@ import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { type Book, checkBook } from "../rules/book.js";
 import { BACKUP_PAGE_SIZE } from "../store/backup.js";
-import { BackupFileError, type BackupHeader, decodeHeader, HEADER_BYTES } from "./format.js";
+import {
+  BackupFileError,
+  type BackupHeader,
+  checksumOf,
+  decodeHeader,
+  HEADER_BYTES,
+} from "./format.js";
 
 /** The file's header, or BackupFileError when it is not a backup this build reads. */
 export async function readHeader(path: string): Promise<BackupHeader> {
@@ -52,7 +58,7 @@ export async function* readBooks(path: string, header: BackupHeader): AsyncGener
       `it holds ${check.count()} books, not the ${header.books} its header names`,
     );
   }
-  if (hash.digest("hex") !== header.sha256) {
+  if (checksumOf(header, hash.digest("hex")) !== header.sha256) {
     throw new BackupFileError("its checksum does not match: the file is damaged");
   }
   if (page.length > 0) yield page;
@@ -76,8 +82,12 @@ function bookChecker(header: BackupHeader) {
     const { id } = fields ?? {};
     const { book } = checkBook(fields ?? {});
     if (book === undefined) throw damaged("is not a book");
-    if (!Number.isSafeInteger(id) || (id as number) <= lastId || (id as number) >= header.nextId) {
+    if (!Number.isSafeInteger(id) || (id as number) <= lastId)
       throw damaged("has an id out of order");
+    if ((id as number) >= header.nextId) {
+      throw new BackupFileError(
+        `its header's next id is not above the id of line ${count + 1}: the file is damaged`,
+      );
     }
     lastId = id as number;
     return { id: lastId, ...book };

@@ -10,6 +10,8 @@ import { writeBackup } from "./write.js";
 
 /** A scheduled backup's name: its time, so that names sort as times do. */
 const NAME = /^books-(\d{8}T\d{6}Z)\.backup$/;
+/** The temporary file of a scheduled backup (write.ts's partialName), with its writer's pid. */
+const LEFT_BEHIND = /^\.books-\d{8}T\d{6}Z\.backup\.(\d+)\.partial$/;
 const nameAt = (at: Date) =>
   `books-${at.toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "")}.backup`;
 const timeOf = (stamp: string) =>
@@ -55,9 +57,18 @@ export function scheduleBackups(
   };
 }
 
-/** When the newest scheduled backup in the folder was taken; undefined when there is none. */
+/**
+ * When the newest scheduled backup in the folder was taken; undefined when there is none.
+ * A scheduled backup's temporary file left by an earlier process (killed, say) is removed.
+ */
 async function newestBackup(dir: string): Promise<number | undefined> {
-  const stamps = (await readdir(dir)).map((name) => NAME.exec(name)?.[1]).filter(Boolean);
+  const names = await readdir(dir);
+  for (const name of names) {
+    const pid = LEFT_BEHIND.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid)
+      await rm(join(dir, name), { force: true });
+  }
+  const stamps = names.map((name) => NAME.exec(name)?.[1]).filter(Boolean);
   const newest = (stamps as string[]).sort().at(-1);
   return newest === undefined ? undefined : timeOf(newest);
 }
@@ -95,6 +106,7 @@ async function removeOldBackups(schedule: BackupSchedule, log: Log): Promise<voi
     const names = (await readdir(schedule.dir)).filter((name) => NAME.test(name)).sort();
     for (const name of names.slice(0, Math.max(0, names.length - schedule.keep))) {
       await rm(join(schedule.dir, name), { force: true });
+      log.info({ file: join(schedule.dir, name) }, "old backup removed");
     }
   } catch (error) {
     log.error({ dir: schedule.dir, reason: (error as Error).message }, "old backups not removed");

@@ -9,6 +9,7 @@ import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
   type BackupHeader,
+  checksumOf,
   encodeBook,
   encodeHeader,
   HEADER_BYTES,
@@ -69,14 +70,14 @@ async function writeBooks(
     throw new Error(`the snapshot counted ${snapshot.count} books but gave ${books}`);
   }
   const nextId = Math.max(snapshot.nextId, lastId + 1);
-  return {
+  const fields = {
     format: BACKUP_FORMAT,
     version: BACKUP_VERSION,
     createdAt,
     books,
     nextId,
-    sha256: hash.digest("hex"),
-  };
+  } as const;
+  return { ...fields, sha256: checksumOf(fields, hash.digest("hex")) };
 }
 
 /** The rename is durable only once the folder that holds the name is synced. */

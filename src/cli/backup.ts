@@ -3,11 +3,12 @@
 import { parseArgs } from "node:util";
 import { BackupFileError } from "../backup/format.js";
 import { checkBackup } from "../backup/read.js";
-import { writeBackup } from "../backup/write.js";
+import { partialName, writeBackup } from "../backup/write.js";
 import { describeDb } from "../config.js";
 import { openBackupStore } from "../store/open.js";
 import { databaseOptions, databaseTarget } from "./database.js";
 import { UsageError } from "./errors.js";
+import { removeOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
 
 export async function backupCommand(args: string[]): Promise<void> {
@@ -32,12 +33,14 @@ export async function backupCommand(args: string[]): Promise<void> {
   const store = await openBackupStore(target, "read");
   try {
     const bar = progressBar();
+    const stopWatching = removeOnInterrupt(partialName(file));
     const header = await writeBackup(store, file, (done, total) =>
       bar(done, total, "written"),
     ).catch((error) => {
       if ((error as { syscall?: unknown }).syscall === undefined) throw error;
       throw new Error(`cannot write ${file}: ${(error as Error).message}`);
     });
+    stopWatching();
     process.stdout.write(
       `backed up ${counted(header.books, "book")} from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
     );

@@ -7,6 +7,7 @@ import { stringify as toCsvRow } from "csv-stringify/sync";
 import { type Book, createClient } from "../client/client.js";
 import { connection, connectionOptions } from "./connection.js";
 import { UsageError } from "./errors.js";
+import { removeOnInterrupt } from "./interrupt.js";
 
 /** book-catalogue export: every book, in id order, to standard output or to --output FILE. */
 export async function exportBooks(args: string[]) {
@@ -59,12 +60,16 @@ async function writeToStdout(text: AsyncIterable<string>) {
  */
 async function writeToFile(path: string, text: AsyncIterable<string>) {
   const temporary = `${path}.${process.pid}.tmp`;
+  const stopWatching = removeOnInterrupt(temporary);
   try {
     // flush: fsync before close, so the rename never publishes bytes not yet on disk.
     await pipeline(Readable.from(text), createWriteStream(temporary, { flush: true }));
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    throw error;
+    if ((error as { syscall?: unknown }).syscall === undefined) throw error;
+    throw new Error(`cannot write ${path}: ${(error as Error).message}`);
+  } finally {
+    stopWatching();
   }
 }

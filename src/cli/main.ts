@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // book-catalogue: serve the catalogue, or script it through its API. Each command is a file
 // of this folder.
+import "./warnings.js";
 import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
 import { backupCommand } from "./backup.js";

@@ -26,6 +26,7 @@ export async function restoreCommand(args: string[]): Promise<void> {
   const check = () => checkBackup(file, (done, total) => checked(done, total, "checked"));
   const header = await readingBackup(file, check);
   const store = await openBackupStore(target, "restore");
+  let nextId: number;
   try {
     const bar = progressBar();
     async function* pages() {
@@ -36,7 +37,9 @@ export async function restoreCommand(args: string[]): Promise<void> {
         bar(done, header.books, "restored");
       }
     }
-    await readingBackup(file, () => store.restore(pages(), header.nextId, values.replace === true));
+    nextId = await readingBackup(file, () =>
+      store.restore(pages(), header.nextId, values.replace === true),
+    );
   } catch (error) {
     if (!(error instanceof CatalogueNotEmptyError)) throw error;
     throw new Error(
@@ -46,6 +49,6 @@ export async function restoreCommand(args: string[]): Promise<void> {
     await store.close();
   }
   process.stdout.write(
-    `restored ${counted(header.books, "book")} from ${file} into ${where} (next id ${header.nextId})\n`,
+    `restored ${counted(header.books, "book")} from ${file} into ${where} (next id ${nextId})\n`,
   );
 }

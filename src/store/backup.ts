@@ -18,9 +18,10 @@ export interface BackupStore {
   /**
    * Writes the books with their ids in one transaction, and moves the next id to at least
    * `nextId`: all or nothing. A catalogue that holds books is refused (CatalogueNotEmptyError)
-   * unless `replace`, which removes them in the same transaction.
+   * unless `replace`, which removes them in the same transaction. Resolves with the id the
+   * next new book takes: `nextId`, or the catalogue's own when that is higher.
    */
-  restore(pages: AsyncIterable<Book[]>, nextId: number, replace: boolean): Promise<void>;
+  restore(pages: AsyncIterable<Book[]>, nextId: number, replace: boolean): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -15,11 +15,24 @@ export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Prom
   const description = describeDb(db);
   // postgres.js is loaded only for a PostgreSQL store (its memory: docs/performance.md).
   const { openPostgresStore } = await import("./postgres/store.js");
-  const opening = openPostgresStore(db.url, {
-    poolSize: config.pgPoolSize,
-    connectTimeoutSeconds: STORE_OPEN_TIMEOUT_SECONDS,
+  return withinOpenDeadline(
+    openPostgresStore(db.url, {
+      poolSize: config.pgPoolSize,
+      connectTimeoutSeconds: STORE_OPEN_TIMEOUT_SECONDS,
+      description,
+    }),
     description,
-  });
+  );
+}
+
+/**
+ * The store `opening` gives, or StoreOpenError once STORE_OPEN_TIMEOUT_SECONDS have passed:
+ * a server that accepts connections and drops them would keep postgres.js trying forever.
+ */
+async function withinOpenDeadline<T extends { close(): Promise<void> }>(
+  opening: Promise<T>,
+  description: string,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
   const deadline = new Promise<never>((_, reject) => {
@@ -52,5 +65,6 @@ export async function openBackupStore(
 ): Promise<BackupStore> {
   if (db.kind === "sqlite") return openSqliteBackup(db.path, purpose);
   const { openPostgresBackup } = await import("./postgres/backup.js");
-  return openPostgresBackup(db.url, describeDb(db), purpose);
+  const description = describeDb(db);
+  return withinOpenDeadline(openPostgresBackup(db.url, description, purpose), description);
 }

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -176,7 +177,16 @@ for (const kind of ["sqlite", "postgres"] as const) {
         broken,
         Buffer.concat([bytes.subarray(0, at), Buffer.from("\n"), bytes.subarray(at + 1)]),
       );
+      // The header's next id raised: the ids stay below it, but the checksum seals the header.
+      const header = join(dir, "header.backup");
+      const nextId = JSON.parse(bytes.subarray(0, 512).toString()).nextId as number;
+      writeFileSync(
+        header,
+        bytes.toString("latin1").replace(`"nextId":${nextId}`, `"nextId":${nextId + 1}`),
+        "latin1",
+      );
       const expected: [string, RegExp][] = [
+        [header, /its checksum does not match: the file is damaged/],
         [damaged, /its checksum does not match: the file is damaged/],
         [cut, /its last line is cut short/],
         [broken, /line \d+ is not JSON: the file is damaged/],
@@ -220,6 +230,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
         assert.deepEqual(await target.books(), before);
         const replaced = await cli(["restore", file, "--db", target.dbUrl, "--replace"]);
         assert.equal(replaced.code, 0, replaced.stderr);
+        assert.match(replaced.stdout, new RegExp(`\\(next id ${await target.nextId()}\\)\n$`));
         assert.deepEqual(await target.books(), readBackup(file).books);
       } finally {
         await target.dispose();
@@ -293,5 +304,31 @@ test("on a terminal, backup and --check draw a progress bar", async () => {
     }
   } finally {
     await source.dispose();
+  }
+});
+
+test("backup gives up on a PostgreSQL that accepts connections and drops them, within 10 s", async () => {
+  const server = createServer((socket) => socket.end());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const dir = mkdtempSync(join(tmpdir(), "books-backup-dropped-"));
+  try {
+    const started = Date.now();
+    const run = await cli([
+      "backup",
+      join(dir, "b.backup"),
+      "--db",
+      `postgres://u:secret@127.0.0.1:${port}/db`,
+    ]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      `book-catalogue: cannot reach PostgreSQL at postgres://u@127.0.0.1:${port}/db within 10 s\n`,
+    );
+    assert.ok(Date.now() - started < 20_000);
+    assert.deepEqual(readdirSync(dir), []);
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -98,6 +98,20 @@ describe(`${BOOKS} books between the stores`, { skip: postgresSkip }, () => {
     await move(fromPostgres, "postgres");
   });
 
+  test("Ctrl-C during a backup removes its temporary file", async () => {
+    const source = await catalogue("sqlite");
+    assert.equal((await cli(["restore", fromSqlite, "--db", source.dbUrl])).code, 0);
+    const out = mkdtempSync(join(dir, "interrupted-"));
+    const child = spawnCli(["backup", join(out, "b.backup"), "--db", source.dbUrl]);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    await until(() =>
+      readdirSync(out).some((name) => statSync(join(out, name)).size > HEADER_BYTES),
+    );
+    child.kill("SIGINT");
+    assert.equal(await exited, 130);
+    assert.deepEqual(readdirSync(out), []);
+  });
+
   for (const kind of ["sqlite", "postgres"] as const) {
     test(`a backup of ${kind} killed midway leaves no file that passes --check`, async () => {
       const source = await catalogue(kind);

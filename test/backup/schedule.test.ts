@@ -2,7 +2,7 @@
 // the count kept, each file complete, the metrics set; a folder that fails is logged and
 // counted and harms nothing else; restarts neither skip nor crowd them.
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -185,11 +185,15 @@ test("a restart takes the next backup an interval after the newest, not at once"
     const first = await startService(env, { direct: true });
     await until(() => logLines(first, "backup written").length === 1);
     assert.equal(await first.stop(), 0);
+    // What a backup killed midway leaves; the next process removes it.
+    const leftBehind = join(dir, "backups", ".books-20200101T000000Z.backup.99999.partial");
+    writeFileSync(leftBehind, " ");
     const second = await startService(env, { direct: true });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal(await second.stop(), 0);
     assert.equal(logLines(second, "backup written").length, 0);
     assert.equal(backupsIn(join(dir, "backups")).length, 1);
+    assert.ok(!existsSync(leftBehind), "the temporary file of a killed backup is removed");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -132,3 +132,25 @@ test("the page's backup, restore and downgrade commands work as written", async 
     rmSync(data, { recursive: true, force: true });
   }
 });
+
+test("deploy/book-catalogue stops, saying why, without its install or its settings", async () => {
+  const wrapper = join(ROOT, "deploy", "book-catalogue");
+  const noInstall = await run("sh", [wrapper, "backup", "x.backup"], {
+    BOOK_CATALOGUE_HOME: "/nonexistent/install",
+  });
+  assert.equal(noInstall.code, 2);
+  assert.match(
+    noInstall.stderr,
+    /^book-catalogue: no install at \/nonexistent\/install \(set BOOK_CATALOGUE_HOME/,
+  );
+  // Without its settings it would back up a catalogue of the current folder: it stops instead.
+  const noSettings = await run("sh", [wrapper, "backup", "x.backup"], {
+    BOOK_CATALOGUE_HOME: ROOT,
+    BOOK_CATALOGUE_ENV_FILE: "/nonexistent/book-catalogue.env",
+  });
+  assert.equal(noSettings.code, 2);
+  assert.match(
+    noSettings.stderr,
+    /^book-catalogue: cannot read \/nonexistent\/book-catalogue\.env: run as the service's user/,
+  );
+});

@@ -77,8 +77,8 @@ async function restore(
   pages: AsyncIterable<Book[]>,
   nextId: number,
   replace: boolean,
-): Promise<void> {
-  await sql.begin(async (tx) => {
+): Promise<number> {
+  return sql.begin(async (tx) => {
     // Other writers wait until the restore ends, so no create takes an id it restores.
     await tx`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`;
     const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
@@ -89,7 +89,10 @@ async function restore(
     // Last, as a sequence does not roll back: never below what either catalogue has given.
     await tx`SELECT setval(pg_get_serial_sequence('books', 'id')::regclass, ${nextId - 1})
       WHERE ${nextId - 1} > coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0)`;
-  });
+    const [{ next } = { next: nextId }] = await tx<{ next: number }[]>`
+      SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`;
+    return next;
+  }) as Promise<number>;
 }
 
 async function insertWithIds(tx: postgres.TransactionSql, books: readonly Book[]): Promise<void> {

@@ -1,6 +1,7 @@
 // Backup and restore on SQLite: a snapshot is one read transaction on a connection of its
 // own, so the service's connection writes on (WAL); a restore is one IMMEDIATE transaction.
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Book } from "../../rules/book.js";
@@ -36,6 +37,8 @@ function openDatabase(path: string, purpose: "read" | "restore"): DatabaseSync {
     throw new StoreOpenError(`there is no catalogue at sqlite:${path}`);
   }
   try {
+    // As the service does, a restore makes the database's folder.
+    if (purpose === "restore") mkdirSync(dirname(path), { recursive: true });
     const db = new DatabaseSync(path);
     db.exec("PRAGMA busy_timeout = 5000");
     if (purpose === "restore") {
@@ -98,7 +101,7 @@ async function restore(
   pages: AsyncIterable<Book[]>,
   nextId: number,
   replace: boolean,
-): Promise<void> {
+): Promise<number> {
   // The write lock is taken first: a busy catalogue fails here, before any change.
   db.exec("BEGIN IMMEDIATE");
   try {
@@ -127,7 +130,9 @@ async function restore(
     db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'books'").run(
       BigInt(nextId - 1),
     );
+    const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'books'").get()?.seq;
     db.exec("COMMIT");
+    return Number(seq) + 1;
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");
     throw error;

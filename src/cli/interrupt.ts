@@ -1,0 +1,18 @@
+import { rmSync } from "node:fs";
+
+/**
+ * Until the returned function is called, Ctrl-C (SIGINT) or SIGTERM removes `path`, a file
+ * still being written, and ends the command as the signal would (exit 130 or 143).
+ */
+export function removeOnInterrupt(path: string): () => void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    rmSync(path, { force: true });
+    process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
+}
