@@ -9,9 +9,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
-import { storesUnderTest } from "../support/helpers.js";
 import { login, request, type Service, startService } from "../support/service.js";
-import { type Catalogue, CLI, cli, newCatalogue, type StoreKind, seed } from "./catalogues.js";
+import { type Catalogue, CLI, cli, newCatalogue, seed, skipOf } from "./catalogues.js";
 
 const CREDENTIALS = { username: "backup", password: "backup-test-password" };
 const ENV = {
@@ -68,9 +67,6 @@ function startWriters(service: Service, token: string) {
     },
   };
 }
-
-const stores = await storesUnderTest();
-const skipOf = (kind: StoreKind) => stores.find((store) => store.name === kind)?.skip ?? false;
 
 for (const kind of ["sqlite", "postgres"] as const) {
   describe(`backup and restore on ${kind}`, { skip: skipOf(kind) }, () => {

@@ -9,7 +9,11 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
-import { DEFAULT_TEST_DATABASE_URL, freshPostgresSchema } from "../support/helpers.js";
+import {
+  DEFAULT_TEST_DATABASE_URL,
+  freshPostgresSchema,
+  storesUnderTest,
+} from "../support/helpers.js";
 
 export const CLI = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -154,3 +158,20 @@ export function spawnCli(args: string[]) {
 }
 
 export const postgresUrl = () => process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+
+const stores = await storesUnderTest();
+/** Why the store's tests are skipped (PostgreSQL unreachable, outside CI), or false. */
+export const skipOf = (kind: StoreKind) =>
+  stores.find((store) => store.name === kind)?.skip ?? false;
+
+/** Resolves once `condition` holds, checked every `everyMs`, for 60 s at most. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  everyMs = 50,
+): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

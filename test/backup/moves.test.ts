@@ -9,8 +9,16 @@ import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
-import { storesUnderTest } from "../support/helpers.js";
-import { type Catalogue, cli, newCatalogue, type StoreKind, seed, spawnCli } from "./catalogues.js";
+import {
+  type Catalogue,
+  cli,
+  newCatalogue,
+  type StoreKind,
+  seed,
+  skipOf,
+  spawnCli,
+  until,
+} from "./catalogues.js";
 
 const BOOKS = 100_000;
 const HEADER_BYTES = 512;
@@ -34,10 +42,7 @@ const booksOf = (file: string): Book[] =>
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line));
 
-const stores = await storesUnderTest();
-const postgresSkip = stores.find((store) => store.name === "postgres")?.skip ?? false;
-
-describe(`${BOOKS} books between the stores`, { skip: postgresSkip }, () => {
+describe(`${BOOKS} books between the stores`, { skip: skipOf("postgres") }, () => {
   let dir: string;
   const catalogues: Catalogue[] = [];
   const catalogue = async (kind: StoreKind) => {
@@ -104,8 +109,9 @@ describe(`${BOOKS} books between the stores`, { skip: postgresSkip }, () => {
     const out = mkdtempSync(join(dir, "interrupted-"));
     const child = spawnCli(["backup", join(out, "b.backup"), "--db", source.dbUrl]);
     const exited = new Promise((resolve) => child.once("exit", resolve));
-    await until(() =>
-      readdirSync(out).some((name) => statSync(join(out, name)).size > HEADER_BYTES),
+    await until(
+      () => readdirSync(out).some((name) => statSync(join(out, name)).size > HEADER_BYTES),
+      2,
     );
     child.kill("SIGINT");
     assert.equal(await exited, 130);
@@ -129,7 +135,7 @@ describe(`${BOOKS} books between the stores`, { skip: postgresSkip }, () => {
           (name) =>
             name !== "nightly.backup" && statSync(join(out, name)).size > HEADER_BYTES + 100_000,
         );
-      await until(growing);
+      await until(growing, 2);
       child.kill("SIGKILL");
       assert.equal(await exited, null, "killed before it finished");
       assert.ok(
@@ -154,7 +160,7 @@ describe(`${BOOKS} books between the stores`, { skip: postgresSkip }, () => {
       const nextId = await target.nextId();
       const child = spawnCli(["restore", fromPostgres, "--db", target.dbUrl, "--replace"]);
       const exited = new Promise((resolve) => child.once("exit", resolve));
-      await until(() => writing(target));
+      await until(() => writing(target), 2);
       await new Promise((resolve) => setTimeout(resolve, 200));
       child.kill("SIGKILL");
       assert.equal(await exited, null, "killed before it finished");
@@ -175,15 +181,6 @@ describe(`${BOOKS} books between the stores`, { skip: postgresSkip }, () => {
     });
   }
 });
-
-/** Resolves once `condition` holds, checking every few milliseconds, for 60 s at most. */
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
 
 /** Whether a restore holds the catalogue's write lock: it is writing books. */
 async function writing(target: Catalogue): Promise<boolean> {

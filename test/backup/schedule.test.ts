@@ -7,9 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
-import { storesUnderTest } from "../support/helpers.js";
 import { freePort, login, request, type Service, startService } from "../support/service.js";
-import { type Catalogue, cli, newCatalogue, type StoreKind, seed } from "./catalogues.js";
+import { type Catalogue, cli, newCatalogue, seed, skipOf, until } from "./catalogues.js";
 
 const CREDENTIALS = { username: "schedule", password: "schedule-test-password" };
 const ENV = {
@@ -39,14 +38,6 @@ async function metric(port: number, name: string): Promise<number> {
   return Number(line?.split(" ").at(-1));
 }
 
-async function until(condition: () => boolean, seconds = 60): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** Writers that create books until stopped; every answer must be a 201. */
 function writeContinuously(service: Service, token: string) {
   const failures: number[] = [];
@@ -73,9 +64,6 @@ function writeContinuously(service: Service, token: string) {
     },
   };
 }
-
-const stores = await storesUnderTest();
-const skipOf = (kind: StoreKind) => stores.find((store) => store.name === kind)?.skip ?? false;
 
 for (const kind of ["sqlite", "postgres"] as const) {
   describe(`scheduled backups on ${kind}`, { skip: skipOf(kind) }, () => {
