@@ -57,17 +57,10 @@ export function scheduleBackups(
   };
 }
 
-/**
- * When the newest scheduled backup in the folder was taken; undefined when there is none.
- * A scheduled backup's temporary file left by an earlier process (killed, say) is removed.
- */
+/** When the newest scheduled backup in the folder was taken; undefined when there is none. */
 async function newestBackup(dir: string): Promise<number | undefined> {
   const names = await readdir(dir);
-  for (const name of names) {
-    const pid = LEFT_BEHIND.exec(name)?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid)
-      await rm(join(dir, name), { force: true });
-  }
+  await removeLeftBehind(dir, names);
   const stamps = names.map((name) => NAME.exec(name)?.[1]).filter(Boolean);
   const newest = (stamps as string[]).sort().at(-1);
   return newest === undefined ? undefined : timeOf(newest);
@@ -98,6 +91,16 @@ async function takeBackup(
     return;
   }
   await removeOldBackups(schedule, log);
+}
+
+/** Removes the temporary files of scheduled backups an earlier process (killed, say) left. */
+async function removeLeftBehind(dir: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const pid = LEFT_BEHIND.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid) {
+      await rm(join(dir, name), { force: true });
+    }
+  }
 }
 
 /** Keeps the newest `keep` scheduled backups; other files in the folder are left alone. */

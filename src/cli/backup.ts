@@ -7,7 +7,7 @@ import { partialName, writeBackup } from "../backup/write.js";
 import { describeDb } from "../config.js";
 import { openBackupStore } from "../store/open.js";
 import { databaseOptions, databaseTarget } from "./database.js";
-import { UsageError } from "./errors.js";
+import { UsageError, writeFailure } from "./errors.js";
 import { removeOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
 
@@ -37,8 +37,7 @@ export async function backupCommand(args: string[]): Promise<void> {
     const header = await writeBackup(store, file, (done, total) =>
       bar(done, total, "written"),
     ).catch((error) => {
-      if ((error as { syscall?: unknown }).syscall === undefined) throw error;
-      throw new Error(`cannot write ${file}: ${(error as Error).message}`);
+      throw writeFailure(file, error);
     });
     stopWatching();
     process.stdout.write(

@@ -21,3 +21,10 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
     String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
   return { message, exitCode: unusable ? 2 : 1 };
 }
+
+/** A file-system error met while writing `file`, as "cannot write FILE: …"; others as they are. */
+export function writeFailure(file: string, error: unknown): unknown {
+  return (error as { syscall?: unknown }).syscall === undefined
+    ? error
+    : new Error(`cannot write ${file}: ${(error as Error).message}`);
+}

@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { stringify as toCsvRow } from "csv-stringify/sync";
 import { type Book, createClient } from "../client/client.js";
 import { connection, connectionOptions } from "./connection.js";
-import { UsageError } from "./errors.js";
+import { UsageError, writeFailure } from "./errors.js";
 import { removeOnInterrupt } from "./interrupt.js";
 
 /** book-catalogue export: every book, in id order, to standard output or to --output FILE. */
@@ -67,8 +67,7 @@ async function writeToFile(path: string, text: AsyncIterable<string>) {
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    if ((error as { syscall?: unknown }).syscall === undefined) throw error;
-    throw new Error(`cannot write ${path}: ${(error as Error).message}`);
+    throw writeFailure(path, error);
   } finally {
     stopWatching();
   }
