@@ -71,8 +71,10 @@ function openDatabase(path: string): DatabaseSync {
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     const db = new DatabaseSync(path);
-    // FULL: a 201 must survive power loss, so each commit waits for its fsync.
-    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000");
+    // The wait first: workers opening the file together meet each other's locks at once (the
+    // first to open a WAL recovers it). FULL: a 201 must survive power loss, so each commit
+    // waits for its fsync.
+    db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL");
     migrate(db);
     return db;
   } catch (error) {
