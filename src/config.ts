@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { parseEnv } from "node:util";
+import { parsePostgresUrl } from "./store/postgres/url.js";
 
 export type DbTarget =
   | { readonly kind: "sqlite"; readonly path: string }
@@ -29,11 +30,17 @@ export interface Config {
   /** Where instances share the failed-login counts; each instance counts alone when unset. */
   readonly rateLimitRedisUrl: string | undefined;
   readonly shutdownTimeoutMs: number;
+  /** After SIGTERM, how long /ready answers 503 while requests are still served. */
+  readonly shutdownDrainMs: number;
   readonly requestTimeoutMs: number;
   readonly headersTimeoutMs: number;
   /** Open client connections at most; a new one past it is closed at once. */
   readonly maxConnections: number;
   readonly pgPoolSize: number;
+  /** How long a PostgreSQL statement, or the wait for a connection, may take before 503. */
+  readonly dbTimeoutMs: number;
+  /** Named prepared statements on PostgreSQL; off behind a transaction pooler. */
+  readonly dbPreparedStatements: boolean;
   /** Server processes on the one port: 1 serves from this process alone. */
   readonly workers: number;
   readonly logLevel: string;
@@ -84,21 +91,7 @@ export function loadEnvFile(path = ".env", env: NodeJS.ProcessEnv = process.env)
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const warnings: string[] = [];
-  // An empty variable counts as unset, as it does in most .env files.
-  const read = (name: string): string | undefined => {
-    const value = env[name];
-    return value === undefined || value === "" ? undefined : value;
-  };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}`);
-      return fallback;
-    }
-    return value;
-  };
+  const { read, integer, boolean } = readersOf(env, problems);
 
   const production = env.NODE_ENV === "production";
   const required = (name: string, devDefault: string): string => {
@@ -156,11 +149,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginWindowSeconds: integer("LOGIN_WINDOW_SECONDS", 60, 1, 86_400),
     rateLimitRedisUrl: read("RATE_LIMIT_REDIS_URL"),
     shutdownTimeoutMs: integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 0, 3600) * 1000,
+    shutdownDrainMs: integer("SHUTDOWN_DRAIN_SECONDS", 0, 0, 300) * 1000,
     requestTimeoutMs: integer("REQUEST_TIMEOUT_SECONDS", 30, 1, 3600) * 1000,
     headersTimeoutMs: integer("HEADERS_TIMEOUT_SECONDS", 10, 1, 3600) * 1000,
     // Fits the common limit of 1,024 descriptors, with room for the store, Redis and logs.
     maxConnections: integer("MAX_CONNECTIONS", 800, 1, 1_000_000),
     pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
+    dbTimeoutMs: integer("DB_TIMEOUT_SECONDS", 5, 1, 600) * 1000,
+    dbPreparedStatements: boolean("DB_PREPARED_STATEMENTS", true),
     workers,
     logLevel,
     trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
@@ -168,6 +164,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** Readers of the environment's variables; a value out of form adds to `problems`. */
+function readersOf(env: NodeJS.ProcessEnv, problems: string[]) {
+  // An empty variable counts as unset, as it does in most .env files.
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const boolean = (name: string, fallback: boolean): boolean => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (raw !== "true" && raw !== "false") problems.push(`${name} must be true or false`);
+    return raw === "true";
+  };
+  return { read, integer, boolean };
 }
 
 /** BACKUP_DIR, BACKUP_INTERVAL_SECONDS and BACKUP_KEEP; undefined when BACKUP_DIR is unset. */
@@ -238,7 +260,8 @@ export function parseDbUrl(url: string, problems: string[]): DbTarget {
     }
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    if (!URL.canParse(url)) problems.push("DB_URL is not a valid postgres:// URL");
+    const address = parsePostgresUrl(url);
+    if ("problem" in address) problems.push(address.problem);
     return { kind: "postgres", url };
   }
   // Only the scheme is echoed: the rest may hold a password.
@@ -252,9 +275,8 @@ export function parseDbUrl(url: string, problems: string[]): DbTarget {
 /** The store's address for log lines and errors: never the password. */
 export function describeDb(target: DbTarget): string {
   if (target.kind === "sqlite") return `sqlite:${target.path}`;
-  const url = new URL(target.url);
-  const user = url.username ? `${decodeURIComponent(url.username)}@` : "";
-  return `${url.protocol}//${user}${url.host}${url.pathname}`;
+  const address = parsePostgresUrl(target.url);
+  return "problem" in address ? "postgres://…" : address.description;
 }
 
 const TRUST_PROXY_FORM = "list the proxies' addresses or CIDRs (TRUST_PROXY=10.0.0.5,10.0.1.0/24)";

@@ -1,10 +1,12 @@
 // decisions.md "Credentials and secrets" and "DB_URL": what loadConfig accepts and refuses.
+
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ConfigError, describeDb, loadConfig, loadEnvFile } from "../src/config.js";
+import { parsePostgresUrl } from "../src/store/postgres/url.js";
 
 const SECRET = "s".repeat(32);
 const PRODUCTION = {
@@ -126,6 +128,41 @@ describe("DB_URL forms", () => {
       DB_URL: "postgres://app:s3cr%40t@db.internal:6543/books?sslmode=require",
     });
     assert.equal(describeDb(config.db), "postgres://app@db.internal:6543/books");
+  });
+
+  test("several hosts, for a failover, are accepted and all named, never the password", () => {
+    const config = loadConfig({ DB_URL: "postgres://app:s3cret@db1:5432,db2:5433/books" });
+    assert.equal(describeDb(config.db), "postgres://app@db1:5432,db2:5433/books");
+    assert.deepEqual(parsePostgresUrl("postgres://app:s3cret@db1:5432,db2:5433/books"), {
+      hosts: ["postgres://app:s3cret@db1:5432/books", "postgres://app:s3cret@db2:5433/books"],
+      description: "postgres://app@db1:5432,db2:5433/books",
+      readWrite: true,
+    });
+  });
+
+  test("a parameter the store would ignore is refused, naming the supported ones", () => {
+    const [problem] = problemsOf({ DB_URL: "postgres://u:topsecret@h/d?search_path=x" });
+    assert.match(
+      problem ?? "",
+      /DB_URL parameter search_path is not supported; supported: sslmode,/,
+    );
+    assert.match(problem ?? "", /options=-c search_path=/);
+    assert.ok(!problem?.includes("topsecret"));
+    for (const url of ["postgres://h1,,h2/d", "postgres://h/d?target_session_attrs=standby"]) {
+      assert.equal(problemsOf({ DB_URL: url }).length, 1, url);
+    }
+  });
+
+  test("DB_TIMEOUT_SECONDS and DB_PREPARED_STATEMENTS: defaults, and bad values refused", () => {
+    const config = loadConfig({ DB_URL: "postgres://h/d" });
+    assert.equal(config.dbTimeoutMs, 5_000);
+    assert.equal(config.dbPreparedStatements, true);
+    const set = loadConfig({ DB_TIMEOUT_SECONDS: "2", DB_PREPARED_STATEMENTS: "false" });
+    assert.deepEqual([set.dbTimeoutMs, set.dbPreparedStatements], [2_000, false]);
+    assert.deepEqual(problemsOf({ DB_TIMEOUT_SECONDS: "0", DB_PREPARED_STATEMENTS: "no" }), [
+      "DB_TIMEOUT_SECONDS must be a whole number from 1 to 600",
+      "DB_PREPARED_STATEMENTS must be true or false",
+    ]);
   });
 });
 

@@ -49,7 +49,12 @@ export function listBooks(store: BookStore) {
       head.push(next.value);
       bytes += next.value.json.length;
       if (bytes >= BUFFERED_LISTING_BYTES && hasMore(next.value)) {
-        return reply.send(Readable.from(listingTail(head, pages)));
+        const cutOff = (error: unknown) =>
+          request.log.warn(
+            { reqId: request.id, err: error },
+            "listing cut off: the store failed while it streamed",
+          );
+        return reply.send(Readable.from(listingTail(head, pages, cutOff)));
       }
     }
     return reply.send(wholeListing(head));
@@ -128,10 +133,20 @@ async function* pagesOf(store: BookStore, listing: ListingQuery): AsyncGenerator
 /**
  * A long GET /books answer: the pages read so far, then the rest page by page. Memory holds
  * one page whatever the size of the catalogue, and the next page is read only when the
- * client has taken the last one.
+ * client has taken the last one. A page the store fails to give ends the answer unfinished
+ * (its status has gone out), and `cutOff` says why in the log.
  */
-async function* listingTail(head: BookPage[], rest: AsyncGenerator<BookPage>) {
+async function* listingTail(
+  head: BookPage[],
+  rest: AsyncGenerator<BookPage>,
+  cutOff: (error: unknown) => void,
+) {
   yield `${LISTING_PREFIX}${joinPages(head)}`;
-  for await (const page of rest) if (page.count > 0) yield `,${page.json}`;
+  try {
+    for await (const page of rest) if (page.count > 0) yield `,${page.json}`;
+  } catch (error) {
+    cutOff(error);
+    throw error;
+  }
   yield "]}";
 }

@@ -1,9 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import type { BookStore } from "../store/store.js";
+import { type BookStore, StoreUnavailableError } from "../store/store.js";
 import { Messages, respond } from "./envelope.js";
 import { answerSchema, failures } from "./openapi.js";
 
 const operations = { tags: ["operations"], security: [] };
+
+/** How long /ready waits for the store: a balancer's check needs an answer, not a hang. */
+export const READY_TIMEOUT_MS = 2_000;
 
 const health = {
   ...operations,
@@ -18,7 +21,7 @@ const ready = {
   operationId: "getReadiness",
   summary: "Readiness: the store answers and shutdown has not begun",
   description:
-    "200 while the store answers; 503 while it does not, and once shutdown has begun: send no traffic then.",
+    "200 while the store answers within 2 s; 503 while it does not, and once shutdown has begun: send no traffic then.",
   response: {
     200: answerSchema("EmptyEnvelope", [Messages.ready]),
     ...failures({ 503: [Messages.serviceUnavailable] }),
@@ -36,7 +39,20 @@ export function addHealthRoutes(
   );
   app.get("/ready", { schema: ready }, async (_request, reply) => {
     if (shuttingDown()) return respond(reply, 503, Messages.serviceUnavailable);
-    await store.ping();
+    await withinReadyBound(store.ping());
     return respond(reply, 200, Messages.ready);
   });
+}
+
+/** The ping, or StoreUnavailableError (503) once READY_TIMEOUT_MS have passed. */
+async function withinReadyBound(ping: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError()), READY_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([ping, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

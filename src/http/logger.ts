@@ -23,7 +23,7 @@ const REDACTED_LOG_PATHS = [
  * out together and a busy server makes one write per batch rather than per request. pino
  * flushes at exit.
  */
-export const logDestination = (stream?: Writable) =>
+export const logDestination = (stream?: Writable): Writable | pino.DestinationStream =>
   stream ?? pino.destination({ dest: 1, sync: false });
 
 /** Whether lines at `info` are written: the access log's level. */

@@ -10,6 +10,7 @@ import { type Config, describeDb } from "../config.js";
 import { openStore } from "../store/open.js";
 import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
+import { exitOnUnexpected } from "./fatal.js";
 import { greet } from "./greeting.js";
 import { serveProcessMetrics } from "./metrics.js";
 import { onStopSignal, SHUTDOWN } from "./shutdown.js";
@@ -24,6 +25,7 @@ type Log = pino.Logger;
 
 export async function runPrimary(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel, base: { pid: process.pid, role: "primary" } });
+  exitOnUnexpected(log);
   for (const warning of config.warnings) log.warn(warning);
   try {
     await (await openStore(config)).close();
@@ -113,9 +115,12 @@ function stopper(config: Config, log: Log, live: Set<Worker>, onStopped: () => v
     stopping = true;
     log.info({ reason }, "shutting down every worker");
     for (const worker of live) if (worker.isConnected()) worker.send({ type: SHUTDOWN });
-    const killer = setTimeout(() => {
-      for (const worker of live) worker.kill("SIGKILL");
-    }, config.shutdownTimeoutMs + DRAIN_MARGIN_MS);
+    const killer = setTimeout(
+      () => {
+        for (const worker of live) worker.kill("SIGKILL");
+      },
+      config.shutdownDrainMs + config.shutdownTimeoutMs + DRAIN_MARGIN_MS,
+    );
     const finish = () => {
       clearTimeout(killer);
       onStopped();

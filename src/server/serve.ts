@@ -9,6 +9,7 @@ import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
 import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
+import { exitOnUnexpected } from "./fatal.js";
 import { greet } from "./greeting.js";
 import { createProcessMetrics, serveProcessMetrics } from "./metrics.js";
 import { onStopSignal, SHUTDOWN, shutdown } from "./shutdown.js";
@@ -30,6 +31,7 @@ export async function serve(config: Config): Promise<void> {
     ...(metrics ? { metrics } : {}),
     ...(worker !== undefined ? { worker } : {}),
   });
+  exitOnUnexpected(app.log);
   if (worker === undefined) {
     for (const warning of config.warnings) app.log.warn(warning);
     app.log.info({ store: describeDb(config.db) }, "store ready");
@@ -54,7 +56,8 @@ export async function serve(config: Config): Promise<void> {
   stopOnRequest(worker, (reason) => {
     backups?.stop();
     metricsServer?.close();
-    void shutdown(app, store, config.shutdownTimeoutMs, reason);
+    const bounds = { timeoutMs: config.shutdownTimeoutMs, drainMs: config.shutdownDrainMs };
+    void shutdown(app, store, bounds, reason);
   });
 }
 

@@ -11,12 +11,19 @@ export function onStopSignal(stop: (reason: string) => void): void {
 }
 
 /**
- * Stops accepting, lets in-flight requests finish (at most `timeoutMs`), closes the store and
- * exits 0.
+ * Answers 503 on /ready for `drainMs` while still serving, so that a balancer polling it sends
+ * no more traffic before the port closes; then stops accepting, lets in-flight requests finish
+ * (at most `timeoutMs`), closes the store and exits 0.
  */
-export async function shutdown(app: App, store: BookStore, timeoutMs: number, reason: string) {
-  app.log.info({ reason }, "shutting down");
+export async function shutdown(
+  app: App,
+  store: BookStore,
+  { timeoutMs, drainMs }: { timeoutMs: number; drainMs: number },
+  reason: string,
+) {
+  app.log.info({ reason, drainMs }, "shutting down");
   app.beginShutdown();
+  if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(true), timeoutMs);

@@ -98,6 +98,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER books_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON books
         FOR EACH STATEMENT EXECUTE FUNCTION books_changed();`,
   },
+  {
+    version: 6,
+    // PostgreSQL's caches are validated by more than the commit count, which a failover that
+    // lost commits, or a restore, can lower and later raise back to a value an instance kept
+    // reads under: a generation token, replaced by every restore, and a change stamp from a
+    // sequence, which never hands out a value twice (commit-counter.ts).
+    sqlite: "-- nothing: PRAGMA data_version",
+    postgres: `
+      CREATE TABLE catalogue_generation (token TEXT NOT NULL);
+      INSERT INTO catalogue_generation VALUES (gen_random_uuid()::text);
+      CREATE SEQUENCE books_change_stamps;
+      ALTER TABLE books_changes ADD COLUMN stamp BIGINT NOT NULL DEFAULT 0;
+      CREATE OR REPLACE FUNCTION books_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO books_changes AS c VALUES (pg_backend_pid() % 128, 1, nextval('books_change_stamps'))
+          ON CONFLICT (slot) DO UPDATE SET commits = c.commits + 1, stamp = EXCLUDED.stamp;
+        RETURN NULL;
+      END $$;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

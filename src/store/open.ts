@@ -8,17 +8,21 @@ import { type BookStore, StoreOpenError } from "./store.js";
 export const STORE_OPEN_TIMEOUT_SECONDS = 10;
 
 /** Opens the store that DB_URL names and prepares its schema, or fails with StoreOpenError. */
-export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Promise<BookStore> {
+export async function openStore(
+  config: Pick<Config, "db" | "pgPoolSize"> &
+    Partial<Pick<Config, "dbTimeoutMs" | "dbPreparedStatements">>,
+): Promise<BookStore> {
   const { db } = config;
   if (db.kind === "sqlite") return openSqliteStore(db.path);
 
   const description = describeDb(db);
-  // postgres.js is loaded only for a PostgreSQL store (its memory: docs/performance.md).
+  // The driver is loaded only for a PostgreSQL store (its memory: docs/performance.md).
   const { openPostgresStore } = await import("./postgres/store.js");
   return withinOpenDeadline(
     openPostgresStore(db.url, {
       poolSize: config.pgPoolSize,
-      connectTimeoutSeconds: STORE_OPEN_TIMEOUT_SECONDS,
+      timeoutMs: config.dbTimeoutMs ?? 5_000,
+      preparedStatements: config.dbPreparedStatements ?? true,
       description,
     }),
     description,
@@ -27,7 +31,7 @@ export async function openStore(config: Pick<Config, "db" | "pgPoolSize">): Prom
 
 /**
  * The store `opening` gives, or StoreOpenError once STORE_OPEN_TIMEOUT_SECONDS have passed:
- * a server that accepts connections and drops them would keep postgres.js trying forever.
+ * a server that accepts connections and never answers would hold start-up for ever.
  */
 async function withinOpenDeadline<T extends { close(): Promise<void> }>(
   opening: Promise<T>,

@@ -107,24 +107,24 @@ export interface BookCache {
 
 /**
  * The listing pages and the books a store read, valid at one version of the database (SQLite's
- * data_version, PostgreSQL's commit count). The store says which version it now reads; what
- * was kept at another is forgotten. Its own commits forget everything at once.
+ * data_version, PostgreSQL's commit validator). The store says which version it now reads;
+ * what was kept at another is forgotten. Its own commits forget everything at once.
  */
-export interface ReadCaches {
+export interface ReadCaches<V = number> {
   readonly pages: PageCache;
   readonly books: BookCache;
   /** The version the kept reads belong to; undefined before the first. */
-  readonly version: number | undefined;
+  readonly version: V | undefined;
   /** Forgets every kept read, and keeps reads of `version` from now on. */
-  moveTo(version: number): void;
+  moveTo(version: V): void;
   /** Forgets every kept read: the store has changed books itself. */
   clear(): void;
 }
 
-export function createReadCaches(): ReadCaches {
+export function createReadCaches<V = number>(): ReadCaches<V> {
   const pages = createPageCache();
   const books = createBookCache();
-  let version: number | undefined;
+  let version: V | undefined;
   const clear = () => {
     pages.clear();
     books.clear();

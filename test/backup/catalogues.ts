@@ -1,12 +1,12 @@
 // What the backup tests share: catalogues of either store in a folder or schema of their own,
 // read back with plain SQL (not through the code under test), and the command line.
+
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
-import postgres from "postgres";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
 import {
@@ -14,6 +14,7 @@ import {
   freshPostgresSchema,
   storesUnderTest,
 } from "../support/helpers.js";
+import { pgConnect } from "../support/pg.js";
 
 export const CLI = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -67,28 +68,18 @@ export async function newCatalogue(kind: StoreKind): Promise<Catalogue> {
     };
   }
   const schema = await freshPostgresSchema();
-  const sql = postgres(schema.dbUrl, {
-    max: 1,
-    onnotice: () => {},
-    types: { bigint: postgres.BigInt },
-  });
+  const db = await pgConnect(schema.dbUrl);
   return {
     kind,
     dbUrl: schema.dbUrl,
-    books: async () =>
-      (await sql`SELECT id, title, author, year FROM books ORDER BY id`).map((row) => ({
-        id: Number(row.id),
-        title: row.title,
-        author: row.author,
-        year: row.year,
-      })),
+    books: async () => db.sql<Book>`SELECT id, title, author, year FROM books ORDER BY id`,
     nextId: async () => {
-      const [row] =
-        await sql`SELECT pg_sequence_last_value(pg_get_serial_sequence('books', 'id')) AS last`;
+      const [row] = await db.sql<{ last: number | null }>`
+        SELECT pg_sequence_last_value(pg_get_serial_sequence('books', 'id')) AS last`;
       return Number(row?.last ?? 0) + 1;
     },
     dispose: async () => {
-      await sql.end({ timeout: 1 });
+      await db.end();
       await schema.drop();
     },
   };

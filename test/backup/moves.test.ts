@@ -1,14 +1,15 @@
 // A catalogue of 100,000 books moved between the stores, each of the four ways, ids kept;
 // and a backup and a restore killed with SIGKILL midway, which must leave nothing behind.
+
 import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import postgres from "postgres";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
+import { pgConnect } from "../support/pg.js";
 import {
   type Catalogue,
   cli,
@@ -196,12 +197,12 @@ async function writing(target: Catalogue): Promise<boolean> {
       db.close();
     }
   }
-  const sql = postgres(target.dbUrl, { max: 1, onnotice: () => {} });
+  const db = await pgConnect(target.dbUrl);
   try {
-    const [row] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity
+    const [row] = await db.sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE application_name = 'book-catalogue restore' AND query LIKE 'INSERT%'`;
     return (row?.n ?? 0) > 0;
   } finally {
-    await sql.end({ timeout: 1 });
+    await db.end();
   }
 }

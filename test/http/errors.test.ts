@@ -1,11 +1,11 @@
 // decisions.md "Everything else": 404, 405, 413, 503, 500, health and readiness, and logs.
+
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import postgres from "postgres";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
@@ -18,6 +18,7 @@ import {
   TEST_SECRET,
   tokenFor,
 } from "../support/helpers.js";
+import { pgConnect } from "../support/pg.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const envelope = (status: number, message: string) => ({ status, message, data: null });
@@ -213,9 +214,9 @@ for (const kind of await storesUnderTest()) {
         other.exec("DROP TABLE books");
         other.close();
       } else {
-        const sql = postgres(opened.dbUrl, { max: 1, onnotice: () => {} });
-        await sql`DROP TABLE books`;
-        await sql.end();
+        const db = await pgConnect(opened.dbUrl);
+        await db.sql`DROP TABLE books`;
+        await db.end();
       }
       const answer = await call(app, "POST", "/book", { token, body: DUNE });
       assert.deepEqual(answer.body, envelope(500, Messages.internalError));

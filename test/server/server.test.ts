@@ -1,11 +1,11 @@
 // Black-box: the real `npm start` as a child process, as an operator runs it.
+
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import postgres from "postgres";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
 import {
@@ -13,6 +13,7 @@ import {
   freshPostgresSchema,
   storesUnderTest,
 } from "../support/helpers.js";
+import { pgConnect } from "../support/pg.js";
 import { login, request, startExpectingFailure, startService } from "../support/service.js";
 
 const SECRET = "black-box-secret-of-more-than-32-bytes";
@@ -255,10 +256,10 @@ describe("npm start fails fast, with one clear line and a non-zero exit", () => 
     skip: postgresSkip,
   }, async () => {
     const schema = await freshPostgresSchema();
-    const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-    await sql`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)`;
-    await sql`INSERT INTO schema_migrations (version) VALUES (999)`;
-    await sql.end();
+    const db = await pgConnect(schema.dbUrl);
+    await db.sql`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)`;
+    await db.sql`INSERT INTO schema_migrations (version) VALUES (999)`;
+    await db.end();
     const run = await startFailing({ DB_URL: schema.dbUrl });
     await schema.drop();
     assert.notEqual(run.code, 0);

@@ -1,12 +1,12 @@
 // One BookStore suite, run on SQLite and on PostgreSQL.
+
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import postgres from "postgres";
-import type { Book } from "../../src/rules/book.js";
+import type { Book, BookChanges } from "../../src/rules/book.js";
 import { matchesTerms, searchTerms } from "../../src/rules/search.js";
 import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
 import { openStore } from "../../src/store/open.js";
@@ -21,10 +21,11 @@ import {
   StoreOpenError,
 } from "../../src/store/store.js";
 import { freshPostgresSchema, type OpenedStore, storesUnderTest } from "../support/helpers.js";
+import { pgConnect } from "../support/pg.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
-const kinds = await storesUnderTest();
+const kinds = await storesUnderTest({ throughPgbouncer: true });
 const postgresKind = kinds.find((k) => k.name === "postgres");
 
 /** Books stored before the search index existed (migration v4). */
@@ -475,30 +476,30 @@ describe("opening a store", () => {
       );
       const created = await Promise.all(stores.map((s) => s.create(DUNE)));
       assert.equal(new Set(created.map((b) => b.id)).size, 4);
-      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      const versions = await sql`SELECT version FROM schema_migrations ORDER BY version`;
+      const admin = await pgConnect(schema.dbUrl);
+      const versions = await admin.sql`SELECT version FROM schema_migrations ORDER BY version`;
       assert.deepEqual(
         versions.map((row) => row.version),
         MIGRATIONS.map(({ version }) => version),
       );
-      await sql.end();
+      await admin.end();
       await Promise.all(stores.map((s) => s.close()));
       await schema.drop();
     });
 
     test("a catalogue from before the search index gets it at start-up", async () => {
       const schema = await freshPostgresSchema();
-      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      await sql`CREATE TABLE schema_migrations (
+      const db = await pgConnect(schema.dbUrl);
+      await db.sql`CREATE TABLE schema_migrations (
         version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
       for (const step of MIGRATIONS.filter((m) => !m.indexWords)) {
-        await sql.unsafe(step.postgres);
-        await sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+        await db.script(step.postgres);
+        await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
       }
       for (const [title, author, year] of OLD_SHELF) {
-        await sql`INSERT INTO books (title, author, year) VALUES (${title}, ${author}, ${year})`;
+        await db.sql`INSERT INTO books (title, author, year) VALUES (${title}, ${author}, ${year})`;
       }
-      await sql.end();
+      await db.end();
       const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
       await assertOldShelfFound(store);
       await store.close();
@@ -545,6 +546,55 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("updates sent together each change their own book, in the order they came", async () => {
+      // One connection: the first update goes alone, the rest wait and go together.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.create({ title: `Book ${i}`, author: "A", year: 1900 + i }),
+        ),
+      );
+      const [first, second] = created as [Book, Book];
+      const absent = Number.MAX_SAFE_INTEGER;
+      const updates: [number, BookChanges][] = [
+        ...created.map((book, i): [number, BookChanges] => [book.id, { year: 2000 + i }]),
+        [absent, { title: "Nowhere" }],
+        // One book three times: each applies to what the one before left.
+        [first.id, { title: "First again" }],
+        [first.id, { author: "Someone Else" }],
+        [first.id, { title: "First, last" }],
+        [second.id, { title: "Émile ou de l'éducation", author: "Rousseau" }],
+      ];
+      const results = await Promise.all(updates.map(([id, changes]) => store.update(id, changes)));
+      assert.equal(results[20], undefined);
+      assert.deepEqual(results[23], {
+        id: first.id,
+        title: "First, last",
+        author: "Someone Else",
+        year: 2000,
+      });
+      assert.deepEqual(
+        results.slice(2, 20),
+        created.slice(2).map((book, i) => ({ ...book, year: 2002 + i })),
+      );
+      assert.deepEqual(await store.get(second.id), {
+        id: second.id,
+        title: "Émile ou de l'éducation",
+        author: "Rousseau",
+        year: 2001,
+      });
+      // The search words follow the titles and authors changed.
+      const found = await store.list({ after: 0, limit: 5, search: searchTerms("emile rousseau") });
+      assert.deepEqual(
+        booksOf(found).map((b) => b.id),
+        [second.id],
+      );
+      assert.equal(await store.count({ search: searchTerms("someone") }), 1);
+      await store.close();
+      await schema.drop();
+    });
+
     test("a book read by id sees at once what another instance, or any client, wrote", async () => {
       const { schema, mine, theirs } = await twoInstances();
       const dune = await mine.create(DUNE);
@@ -552,11 +602,11 @@ describe("opening a store", () => {
       assert.deepEqual(await mine.get(dune.id), dune, "the second read comes from the cache");
       await theirs.update(dune.id, { year: 1966 });
       assert.equal((await mine.get(dune.id))?.year, 1966);
-      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      await sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      const db = await pgConnect(schema.dbUrl);
+      await db.sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
       assert.equal((await mine.get(dune.id))?.title, "Dune Messiah");
-      await sql`DELETE FROM books WHERE id = ${dune.id}`;
-      await sql.end();
+      await db.sql`DELETE FROM books WHERE id = ${dune.id}`;
+      await db.end();
       assert.equal(await mine.get(dune.id), undefined);
       // Reads and writes interleaved from both instances: every read holds every write that
       // was answered before it began.
@@ -587,9 +637,9 @@ describe("opening a store", () => {
       await theirs.remove(emma.id);
       assert.deepEqual(await titles(), ["Dune 1966"]);
       // A client writing SQL of its own is seen too.
-      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      await sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
-      await sql.end();
+      const db = await pgConnect(schema.dbUrl);
+      await db.sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      await db.end();
       assert.deepEqual(await titles(), ["Dune Messiah 1966"]);
       // Reads and writes interleaved from both instances: every listing holds every write
       // that was answered before it began.
@@ -606,14 +656,49 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("a commit count lowered and raised back, or a new generation, empties the caches", async () => {
+      const { schema, mine, theirs } = await twoInstances();
+      const titles = async () =>
+        booksOf(await mine.list({ after: 0, limit: 10 })).map((b) => b.title);
+      const dune = await mine.create(DUNE);
+      assert.deepEqual(await titles(), ["Dune"]);
+      assert.equal((await mine.get(dune.id))?.title, "Dune");
+      // What a failover that lost two acknowledged commits does to the count: two lower. Two
+      // creates through another instance bring it back where this instance last read it.
+      const db = await pgConnect(schema.dbUrl);
+      await db.sql`UPDATE books_changes SET commits = commits - 2
+        WHERE slot = (SELECT slot FROM books_changes ORDER BY commits DESC LIMIT 1)`;
+      await theirs.create({ title: "Emma", author: "Jane Austen", year: 1815 });
+      await theirs.create({ title: "Persuasion", author: "Jane Austen", year: 1817 });
+      assert.deepEqual(await titles(), ["Dune", "Emma", "Persuasion"]);
+      assert.equal((await mine.get(dune.id))?.title, "Dune");
+      // A restore replaces the generation: whatever else is equal, nothing kept is served.
+      await db.sql`ALTER TABLE books DISABLE TRIGGER books_changed`;
+      await db.sql`UPDATE books SET title = 'Dune Messiah' WHERE id = ${dune.id}`;
+      await db.sql`ALTER TABLE books ENABLE TRIGGER books_changed`;
+      assert.equal((await mine.get(dune.id))?.title, "Dune", "kept while the version is the same");
+      await db.sql`UPDATE catalogue_generation SET token = gen_random_uuid()::text`;
+      assert.equal((await mine.get(dune.id))?.title, "Dune Messiah");
+      assert.deepEqual(await titles(), ["Dune Messiah", "Emma", "Persuasion"]);
+      await db.end();
+      await mine.close();
+      await theirs.close();
+      await schema.drop();
+    });
+
     test("a search that runs past its time limit is refused, and the pool goes on serving", async () => {
       const schema = await freshPostgresSchema();
-      const options = { poolSize: 1, connectTimeoutSeconds: 5, description: "test" };
+      const options = {
+        poolSize: 1,
+        timeoutMs: 5_000,
+        preparedStatements: true,
+        description: "test",
+      };
       const hasty = await openPostgresStore(schema.dbUrl, { ...options, searchTimeoutMs: 1 });
       // 200,000 books that match "common": counting them reads every one, far longer than a
       // millisecond on any machine.
-      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      await sql`INSERT INTO books (title, author, year, title_words, author_words)
+      const db = await pgConnect(schema.dbUrl);
+      await db.sql`INSERT INTO books (title, author, year, title_words, author_words)
         SELECT 'Common ' || i, 'Author ' || i, 1900 + i % 100,
           array_to_tsvector(ARRAY['common', i::text]), array_to_tsvector(ARRAY['author', i::text])
         FROM generate_series(1, 200000) AS i`;
@@ -621,11 +706,10 @@ describe("opening a store", () => {
       await assert.rejects(hasty.count(broad), SearchTooBroadError);
       // How long a listing takes depends on the plan; a lock held elsewhere keeps it waiting,
       // and the same limit ends the wait.
-      await sql.begin(async (tx) => {
-        await tx`LOCK TABLE books IN ACCESS EXCLUSIVE MODE`;
-        await assert.rejects(hasty.list({ after: 0, limit: 10, ...broad }), SearchTooBroadError);
-      });
-      await sql.end();
+      await db.script("BEGIN; LOCK TABLE books IN ACCESS EXCLUSIVE MODE");
+      await assert.rejects(hasty.list({ after: 0, limit: 10, ...broad }), SearchTooBroadError);
+      await db.script("ROLLBACK");
+      await db.end();
       // The one connection of the pool is free again, and answers what has no limit.
       assert.equal((await hasty.list({ after: 0, limit: 3 })).count, 3);
       assert.equal((await hasty.get(1))?.title, "Common 1");
@@ -653,9 +737,9 @@ describe("opening a store", () => {
       const schema = await freshPostgresSchema();
       const db = { kind: "postgres", url: schema.dbUrl } as const;
       await (await openStore({ db, pgPoolSize: 1 })).close();
-      const sql = postgres(schema.dbUrl, { max: 1, onnotice: () => {} });
-      await sql`INSERT INTO schema_migrations (version) VALUES (${LATEST_VERSION + 1})`;
-      await sql.end();
+      const admin = await pgConnect(schema.dbUrl);
+      await admin.sql`INSERT INTO schema_migrations (version) VALUES (${LATEST_VERSION + 1})`;
+      await admin.end();
       await assert.rejects(openStore({ db, pgPoolSize: 1 }), (error: Error) => {
         assert.ok(error instanceof StoreOpenError);
         assert.match(error.message, /cannot prepare the PostgreSQL schema/);

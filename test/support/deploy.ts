@@ -1,5 +1,5 @@
 // The files under deploy/ as the tests read them: the example environment file and the
-// systemd unit, parsed as systemd parses these simple forms.
+// systemd unit, parsed as systemd parses these simple forms; the topology's settings files.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
@@ -9,6 +9,9 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const ENV_EXAMPLE = "deploy/book-catalogue.env.example";
 export const UNIT = "deploy/systemd/book-catalogue.service";
 export const NGINX_SITE = "deploy/nginx/book-catalogue.conf";
+export const HAPROXY_CFG = "deploy/haproxy/book-catalogue.cfg";
+export const PGBOUNCER_INI = "deploy/pgbouncer/pgbouncer.ini";
+export const POSTGRESQL_CONF = "deploy/postgresql/book-catalogue.conf";
 
 /** A repository file's text. */
 export const readRepositoryFile = (path: string) => readFileSync(join(ROOT, path), "utf8");
@@ -76,4 +79,43 @@ export function machinePath(): string {
     .split(delimiter)
     .filter((folder) => !folder.includes("/node_modules/"))
     .join(delimiter);
+}
+
+/** `key = value` lines of a postgresql.conf or one section of an ini; comments dropped. */
+export function settingsOf(text: string, section?: string): Record<string, string> {
+  const settings: Record<string, string> = {};
+  let current: string | undefined;
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(/\s[#;].*$/, "").trim();
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
+    if (line.startsWith("[")) {
+      current = line.slice(1, -1);
+      continue;
+    }
+    if (section !== undefined && current !== section) continue;
+    const at = line.indexOf("=");
+    settings[line.slice(0, at).trim()] = line
+      .slice(at + 1)
+      .trim()
+      .replace(/^'(.*)'$/, "$1");
+  }
+  return settings;
+}
+
+/**
+ * deploy/haproxy/book-catalogue.cfg as written, but for these lines: the address it listens
+ * on, the three servers' addresses and the stats socket's path. Each must be there.
+ */
+export function haproxyConfig(listen: number, servers: number[], socket: string): string {
+  const replacements: [string, string][] = [
+    ["bind :80", `bind 127.0.0.1:${listen}`],
+    ["/run/haproxy/admin.sock", socket],
+    ...servers.map((port, i): [string, string] => [`10.0.0.1${i + 1}:8080`, `127.0.0.1:${port}`]),
+  ];
+  let cfg = readRepositoryFile(HAPROXY_CFG);
+  for (const [from, to] of replacements) {
+    if (!cfg.includes(from)) throw new Error(`${HAPROXY_CFG} no longer has ${from}`);
+    cfg = cfg.replaceAll(from, to);
+  }
+  return cfg;
 }

@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
-import postgres from "postgres";
 import { type Config, loadConfig } from "../../src/config.js";
 import { type App, type AppDependencies, buildApp } from "../../src/http/app.js";
 import type { Envelope } from "../../src/http/envelope.js";
 import { openStore } from "../../src/store/open.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookStore } from "../../src/store/store.js";
+import { pgConnect } from "./pg.js";
+import { type Pgbouncer, pgbouncerSkipReason, startPgbouncer } from "./pgbouncer.js";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
 export const TEST_USERNAME = "librarian";
@@ -114,7 +115,7 @@ export interface OpenedStore {
 }
 
 export interface StoreUnderTest {
-  name: "sqlite" | "postgres";
+  name: "sqlite" | "postgres" | "postgres through pgbouncer";
   /** A reason to skip, shown in the test output; false when the store is available. */
   skip: string | false;
   /** A fresh, empty database of this kind, private to the caller. */
@@ -130,16 +131,13 @@ let postgresProbe: Promise<string | false> | undefined;
 function postgresSkipReason(): Promise<string | false> {
   postgresProbe ??= (async () => {
     const url = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
-    const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
     try {
-      await sql`SELECT 1`;
+      await (await pgConnect(url)).end();
       return false;
     } catch (error) {
       const reason = `PostgreSQL tests skipped: no PostgreSQL at TEST_DATABASE_URL (${(error as { code?: string }).code ?? (error as Error).message})`;
       if (process.env.CI === "true") throw new Error(`${reason}; under CI=true they must run`);
       return reason;
-    } finally {
-      await sql.end({ timeout: 0 });
     }
   })();
   return postgresProbe;
@@ -154,7 +152,7 @@ export const TEST_DB_PASSWORD = "db-password-that-must-not-leak";
  */
 function withSchema(url: string, schema: string): string {
   const parsed = new URL(url);
-  parsed.searchParams.set("search_path", schema);
+  parsed.searchParams.set("options", `-c search_path=${schema}`);
   if (parsed.password === "") parsed.password = TEST_DB_PASSWORD;
   return parsed.toString();
 }
@@ -167,10 +165,23 @@ export function leakedSecrets(output: string, env: Record<string, string>, extra
 }
 
 /**
- * SQLite always; PostgreSQL where TEST_DATABASE_URL (or the local default) answers. Each
- * open() gives a database no other test sees: SQLite in memory, a fresh PostgreSQL schema.
+ * SQLite always; PostgreSQL where TEST_DATABASE_URL (or the local default) answers; with
+ * `throughPgbouncer`, PostgreSQL again through a pgbouncer in transaction mode. Each open()
+ * gives a database no other test sees: SQLite in memory, a fresh PostgreSQL schema (through
+ * pgbouncer, which passes no search_path, a fresh database).
  */
-export async function storesUnderTest(): Promise<StoreUnderTest[]> {
+export async function storesUnderTest(
+  options: { throughPgbouncer?: boolean } = {},
+): Promise<StoreUnderTest[]> {
+  const pooled: StoreUnderTest[] = options.throughPgbouncer
+    ? [
+        {
+          name: "postgres through pgbouncer",
+          skip: (await postgresSkipReason()) || pgbouncerSkipReason(),
+          open: openThroughPgbouncer,
+        },
+      ]
+    : [];
   return [
     {
       name: "sqlite",
@@ -198,19 +209,56 @@ export async function storesUnderTest(): Promise<StoreUnderTest[]> {
         };
       },
     },
+    ...pooled,
   ];
+}
+
+let pgbouncer: Promise<Pgbouncer> | undefined;
+
+/** A store on a fresh database through this process's pgbouncer (transaction mode). */
+async function openThroughPgbouncer(): Promise<OpenedStore> {
+  pgbouncer ??= startPgbouncer({ poolMode: "transaction" });
+  const database = await freshPostgresDatabase();
+  const url = new URL((await pgbouncer).url(database.name));
+  url.password = TEST_DB_PASSWORD;
+  const db = { kind: "postgres", url: url.toString() } as const;
+  const store = await openStore({ db, pgPoolSize: 2, dbPreparedStatements: false });
+  return {
+    store,
+    dbUrl: url.toString(),
+    dispose: async () => {
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+/** An empty PostgreSQL database of its own, for what cannot be told a search_path. */
+export async function freshPostgresDatabase(): Promise<{ name: string; drop(): Promise<void> }> {
+  const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+  const name = `test_${randomBytes(6).toString("hex")}`;
+  const admin = await pgConnect(baseUrl);
+  await admin.script(`CREATE DATABASE ${name}`);
+  return {
+    name,
+    drop: async () => {
+      // A pooler may still hold server connections to it.
+      await admin.script(`DROP DATABASE ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
 }
 
 /** An empty PostgreSQL schema and its DB_URL, for tests that start their own processes. */
 export async function freshPostgresSchema(): Promise<{ dbUrl: string; drop(): Promise<void> }> {
   const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
   const schema = `test_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE SCHEMA ${schema}`);
+  const admin = await pgConnect(baseUrl);
+  await admin.script(`CREATE SCHEMA ${schema}`);
   return {
     dbUrl: withSchema(baseUrl, schema),
     drop: async () => {
-      await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.script(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
     },
   };

@@ -1,6 +1,6 @@
 // Backup and restore on PostgreSQL: a snapshot is one REPEATABLE READ transaction read
 // through a cursor; a restore is one transaction that holds off other writers until it ends.
-import type postgres from "postgres";
+import sql from "sql-template-tag";
 import type { Book } from "../../rules/book.js";
 import {
   BACKUP_PAGE_SIZE,
@@ -10,6 +10,7 @@ import {
 } from "../backup.js";
 import { pendingMigrations } from "../migrations.js";
 import { withStoreErrors } from "./errors.js";
+import type { Db, Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
 import { lexemes } from "./search-index.js";
 import { connect } from "./store.js";
@@ -25,83 +26,90 @@ export async function openPostgresBackup(
 ): Promise<BackupStore> {
   const options = {
     poolSize: 1,
-    connectTimeoutSeconds: 10,
+    // One page, or the restore's writes of one, at most; a store that stalls ends the command.
+    timeoutMs: 60_000,
+    preparedStatements: false,
     description,
     applicationName: `book-catalogue ${purpose === "read" ? "backup" : "restore"}`,
     ...(purpose === "read" ? { failure: "cannot read the catalogue at" } : {}),
   };
-  const sql = await connect(url, options, purpose === "read" ? checkSchema : migrate);
+  const db = await connect(url, options, purpose === "read" ? checkSchema : migrate);
   return {
-    readSnapshot: (read) => withStoreErrors(() => readSnapshot(sql, read)),
-    restore: (pages, nextId, replace) =>
-      withStoreErrors(() => restore(sql, pages, nextId, replace)),
-    close: () => sql.end({ timeout: 5 }),
+    readSnapshot: (read) => withStoreErrors(() => readSnapshot(db, read)),
+    restore: (pages, nextId, replace) => withStoreErrors(() => restore(db, pages, nextId, replace)),
+    close: () => db.end(),
   };
 }
 
 /** A catalogue's schema, at a version this build reads; else why not. */
-async function checkSchema(sql: postgres.Sql): Promise<void> {
-  const [table] = await sql`SELECT to_regclass('schema_migrations') AS name`;
+async function checkSchema(db: Db): Promise<void> {
+  const [table] = await db.query(sql`SELECT to_regclass('schema_migrations') AS name`);
   if (table?.name === null) {
     throw new Error("it holds no catalogue (no schema_migrations table)");
   }
-  const rows = await sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
+  const rows = await db.query<{ version: number }>(sql`SELECT version FROM schema_migrations`);
   pendingMigrations(rows.map((row) => row.version));
 }
 
-function readSnapshot<T>(
-  sql: postgres.Sql,
-  read: (snapshot: CatalogueSnapshot) => Promise<T>,
-): Promise<T> {
-  return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-    // The snapshot is taken at the first statement: the count is of it.
-    const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
-      SELECT count(*)::bigint AS count FROM books`;
-    // A sequence is outside every snapshot: read after the snapshot began, it is at least
-    // every id the snapshot holds, and every id given before.
-    const [{ next } = { next: 1 }] = await tx<{ next: number }[]>`
-      SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`;
-    async function* pages(): AsyncGenerator<Book[]> {
-      const cursor = tx<Book[]>`SELECT id, title, author, year FROM books ORDER BY id`.cursor(
-        BACKUP_PAGE_SIZE,
-      );
-      for await (const rows of cursor)
-        yield rows.map(({ id, title, author, year }) => ({ id, title, author, year }));
-    }
-    return read({ count, nextId: next, pages });
-  }) as Promise<T>;
+function readSnapshot<T>(db: Db, read: (snapshot: CatalogueSnapshot) => Promise<T>): Promise<T> {
+  return db.transaction(
+    async (tx) => {
+      // The snapshot is taken at the first statement: the count is of it.
+      const [{ count } = { count: 0 }] = await tx.query<{ count: number }>(sql`
+        SELECT count(*)::bigint AS count FROM books`);
+      // A sequence is outside every snapshot: read after the snapshot began, it is at least
+      // every id the snapshot holds, and every id given before.
+      const [{ next } = { next: 1 }] = await tx.query<{ next: number }>(sql`
+        SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`);
+      async function* pages(): AsyncGenerator<Book[]> {
+        // Pages by id, all in the transaction's one snapshot.
+        for (let after = 0; ; ) {
+          const rows = await tx.query<Book>(sql`SELECT id, title, author, year FROM books
+            WHERE id > ${after} ORDER BY id LIMIT ${BACKUP_PAGE_SIZE}`);
+          const last = rows.at(-1);
+          if (last === undefined) return;
+          yield rows;
+          after = last.id;
+        }
+      }
+      return read({ count, nextId: next, pages });
+    },
+    { mode: "ISOLATION LEVEL REPEATABLE READ READ ONLY" },
+  );
 }
 
 async function restore(
-  sql: postgres.Sql,
+  db: Db,
   pages: AsyncIterable<Book[]>,
   nextId: number,
   replace: boolean,
 ): Promise<number> {
-  return sql.begin(async (tx) => {
+  return db.transaction(async (tx) => {
     // Other writers wait until the restore ends, so no create takes an id it restores.
-    await tx`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`;
-    const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
-      SELECT count(*)::bigint AS count FROM books`;
+    await tx.query(sql`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`);
+    const [{ count } = { count: 0 }] = await tx.query<{ count: number }>(sql`
+      SELECT count(*)::bigint AS count FROM books`);
     if (count > 0 && !replace) throw new CatalogueNotEmptyError(count);
-    if (count > 0) await tx`DELETE FROM books`;
+    if (count > 0) await tx.query(sql`DELETE FROM books`);
     for await (const page of pages) await insertWithIds(tx, page);
+    // A new generation: no instance may serve what it kept of the catalogue replaced.
+    await tx.query(sql`UPDATE catalogue_generation SET token = gen_random_uuid()::text`);
     // Last, as a sequence does not roll back: never below what either catalogue has given.
-    await tx`SELECT setval(pg_get_serial_sequence('books', 'id')::regclass, ${nextId - 1})
-      WHERE ${nextId - 1} > coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0)`;
-    const [{ next } = { next: nextId }] = await tx<{ next: number }[]>`
-      SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`;
+    await tx.query(sql`SELECT setval(pg_get_serial_sequence('books', 'id')::regclass, ${nextId - 1})
+      WHERE ${nextId - 1} > coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0)`);
+    const [{ next } = { next: nextId }] = await tx.query<{ next: number }>(sql`
+      SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`);
     return next;
-  }) as Promise<number>;
+  });
 }
 
-async function insertWithIds(tx: postgres.TransactionSql, books: readonly Book[]): Promise<void> {
-  await tx`INSERT INTO books (id, title, author, year, title_words, author_words)
+async function insertWithIds(tx: Queryable, books: readonly Book[]): Promise<void> {
+  await tx.query(sql`INSERT INTO books (id, title, author, year, title_words, author_words)
     OVERRIDING SYSTEM VALUE
     SELECT id, title, author, year, array_to_tsvector(string_to_array(tw, ' ')),
       array_to_tsvector(string_to_array(aw, ' '))
     FROM unnest(${books.map((b) => b.id)}::bigint[], ${books.map((b) => b.title)}::text[],
       ${books.map((b) => b.author)}::text[], ${books.map((b) => b.year)}::integer[],
       ${books.map((b) => lexemes(b.title))}::text[], ${books.map((b) => lexemes(b.author))}::text[])
-      AS t(id, title, author, year, tw, aw)`;
+      AS t(id, title, author, year, tw, aw)`);
 }

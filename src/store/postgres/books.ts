@@ -1,11 +1,12 @@
 // The statements of single books: creates and reads by id in batches, updates, deletes.
-import type postgres from "postgres";
+import sql from "sql-template-tag";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import type { Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
 
 /** Writes the books in one statement; each one's id comes with its place in the list. */
-export async function insertBooks(sql: postgres.Sql, batch: readonly NewBook[]): Promise<Book[]> {
-  const ids = await sql<{ id: number }[]>`WITH input AS (
+export async function insertBooks(db: Queryable, batch: readonly NewBook[]): Promise<Book[]> {
+  const ids = await db.query<{ id: number }>(sql`WITH input AS (
       SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id, n, title, author, year,
         tw, aw
       FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
@@ -19,39 +20,59 @@ export async function insertBooks(sql: postgres.Sql, batch: readonly NewBook[]):
         array_to_tsvector(string_to_array(aw, ' '))
       FROM input
     )
-    SELECT id FROM input ORDER BY n`;
+    SELECT id FROM input ORDER BY n`);
   return batch.map((book, i) => ({ id: ids[i]?.id as number, ...book }));
 }
 
 /** The books of these ids, in their order; undefined for an id no book has. */
 export async function selectBooks(
-  sql: postgres.Sql,
+  db: Queryable,
   ids: readonly number[],
 ): Promise<(Book | undefined)[]> {
-  const found = await sql<Book[]>`SELECT id, title, author, year FROM books
-    WHERE id = ANY(${ids as number[]}::bigint[])`;
+  const found = await db.query<Book>(sql`SELECT id, title, author, year FROM books
+    WHERE id = ANY(${ids}::bigint[])`);
   const byId = new Map(found.map((book) => [book.id, book]));
   return ids.map((id) => byId.get(id));
 }
 
-/** Applies the present fields and their search words; undefined when there is no such book. */
-export async function updateBook(
-  sql: postgres.Sql,
-  id: number,
-  changes: BookChanges,
-): Promise<Book | undefined> {
-  const [updated] = await sql<Book[]>`UPDATE books SET
-      title = coalesce(${changes.title ?? null}::text, title),
-      author = coalesce(${changes.author ?? null}::text, author),
-      year = coalesce(${changes.year ?? null}::integer, year),
-      title_words = coalesce(array_to_tsvector(string_to_array(
-        ${changes.title === undefined ? null : lexemes(changes.title)}::text, ' ')), title_words),
-      author_words = coalesce(array_to_tsvector(string_to_array(
-        ${changes.author === undefined ? null : lexemes(changes.author)}::text, ' ')), author_words)
-    WHERE id = ${id} RETURNING id, title, author, year`;
-  return updated;
+export interface Update {
+  id: number;
+  changes: BookChanges;
 }
 
-export async function deleteBook(sql: postgres.Sql, id: number): Promise<boolean> {
-  return (await sql`DELETE FROM books WHERE id = ${id}`).count > 0;
+/**
+ * Applies each update's present fields and their search words in one statement; undefined
+ * for an id no book has. Updates of one book more than once go one at a time, in order, so
+ * that each applies to what the one before left.
+ */
+export async function updateBooks(
+  db: Queryable,
+  updates: readonly Update[],
+): Promise<(Book | undefined)[]> {
+  if (new Set(updates.map((u) => u.id)).size < updates.length) {
+    const results: (Book | undefined)[] = [];
+    for (const update of updates) results.push(...(await updateBooks(db, [update])));
+    return results;
+  }
+  const field = <T>(pick: (changes: BookChanges) => T | undefined) =>
+    updates.map((u) => pick(u.changes) ?? null);
+  const words = (text: string | undefined) => (text === undefined ? null : lexemes(text));
+  const updated = await db.query<Book>(sql`UPDATE books SET
+      title = coalesce(u.title, books.title),
+      author = coalesce(u.author, books.author),
+      year = coalesce(u.year, books.year),
+      title_words = coalesce(array_to_tsvector(string_to_array(u.tw, ' ')), books.title_words),
+      author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words)
+    FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
+      ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],
+      ${updates.map((u) => words(u.changes.title))}::text[],
+      ${updates.map((u) => words(u.changes.author))}::text[]) AS u(id, title, author, year, tw, aw)
+    WHERE books.id = u.id
+    RETURNING books.id, books.title, books.author, books.year`);
+  const byId = new Map(updated.map((book) => [book.id, book]));
+  return updates.map((u) => byId.get(u.id));
+}
+
+export async function deleteBook(db: Queryable, id: number): Promise<boolean> {
+  return (await db.query(sql`DELETE FROM books WHERE id = ${id} RETURNING 1`)).length > 0;
 }

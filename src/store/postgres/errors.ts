@@ -1,28 +1,18 @@
+import pg from "pg";
 import { SearchTooBroadError, StoreUnavailableError } from "../store.js";
 
-// Node socket errors, postgres.js connection errors, and SQLSTATE classes 08 (connection
-// exception) and 57P (server shutting down or starting): the store is away, not broken.
-const UNAVAILABLE_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-  "CONNECT_TIMEOUT",
-  "53300",
-]);
 const QUERY_CANCELED = "57014";
 
+/**
+ * PostgreSQL (or a pooler in front of it) is away, not broken: SQLSTATE class 08 (connection
+ * exception), 57P (shutting down or starting), 53300 (too many connections), 25006 (read-only:
+ * a standby, as during a failover). A connection that failed is StoreUnavailableError already.
+ */
 export function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== "string") return false;
-  return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("57P");
+  if (error instanceof StoreUnavailableError) return true;
+  if (!(error instanceof pg.DatabaseError)) return false;
+  const code = error.code ?? "";
+  return code.startsWith("08") || code.startsWith("57P") || ["53300", "25006"].includes(code);
 }
 
 /**
@@ -33,9 +23,10 @@ export async function withStoreErrors<T>(operation: () => Promise<T>): Promise<T
   try {
     return await operation();
   } catch (error) {
-    if ((error as { code?: unknown }).code === QUERY_CANCELED) {
+    if (error instanceof pg.DatabaseError && error.code === QUERY_CANCELED) {
       throw new SearchTooBroadError({ cause: error });
     }
+    if (error instanceof StoreUnavailableError) throw error;
     throw isUnavailable(error) ? new StoreUnavailableError({ cause: error }) : error;
   }
 }

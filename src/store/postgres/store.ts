@@ -1,17 +1,21 @@
-import postgres from "postgres";
 import type { NewBook } from "../../rules/book.js";
 import { createReadCaches } from "../read-caches.js";
-import { type BookStore, StoreOpenError } from "../store.js";
+import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { batched } from "./batching.js";
-import { deleteBook, insertBooks, selectBooks, updateBook } from "./books.js";
+import { deleteBook, insertBooks, selectBooks, type Update, updateBooks } from "./books.js";
 import { createCommitCounter } from "./commit-counter.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
 import { createListing } from "./listing.js";
+import { type Db, openDb } from "./pool.js";
 import { migrate } from "./schema.js";
+import { parsePostgresUrl } from "./url.js";
 
 export interface PostgresOptions {
   poolSize: number;
-  connectTimeoutSeconds: number;
+  /** How long a statement, or the wait for a connection, may take before 503. */
+  timeoutMs: number;
+  /** Named prepared statements: off behind a transaction pooler (DB_PREPARED_STATEMENTS). */
+  preparedStatements: boolean;
   /** The store's address without its password, for messages. */
   description: string;
   /** How long a search may hold a connection of the pool; past it, the search is refused. */
@@ -25,62 +29,69 @@ export interface PostgresOptions {
  * statement (batching.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
-  const sql = await connect(url, options);
-  const listing = createListing(sql, options.searchTimeoutMs ?? 1_000);
-  const caches = createReadCaches();
-  const latestCommits = createCommitCounter(sql);
+  const db = await connect(url, options);
+  const listing = createListing(db, options.searchTimeoutMs ?? 1_000);
+  const caches = createReadCaches<string>();
+  const latestVersion = createCommitCounter(db);
+  let cachesRead = 0;
   /**
-   * The commit count now, with what is kept emptied when it has moved. A reader keeps and uses
-   * what is kept only while its count is still the caches' version: one that saw an older
-   * count than the latest keeps nothing.
+   * The database's version now, with what is kept emptied when it has changed. A reader keeps
+   * and uses what is kept only while its version is still the caches': one whose read began
+   * before the latest keeps nothing.
    */
-  async function freshCommits(): Promise<number> {
-    const commits = await latestCommits();
-    if (commits > (caches.version ?? -1)) caches.moveTo(commits);
-    return commits;
+  async function freshVersion(): Promise<string> {
+    const { version, read } = await latestVersion();
+    if (read > cachesRead) {
+      cachesRead = read;
+      if (version !== caches.version) caches.moveTo(version);
+    }
+    return version;
   }
-  // Creates and reads by id are sent together: those that arrive while as many statements of
-  // their kind as the pool has connections are under way go in one statement when one of
-  // those ends, creates in one commit (one WAL flush). See docs/performance.md.
+  // Creates, updates and reads by id are sent together: those that arrive while as many
+  // statements of their kind as the pool has connections are under way go in one statement
+  // when one of those ends, writes in one commit (one WAL flush). See docs/performance.md.
   const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
-    withStoreErrors(() => insertBooks(sql, books)),
+    withStoreErrors(() => insertBooks(db, books)),
   );
   const readBooks = batched(options.poolSize, (ids: readonly number[]) =>
-    withStoreErrors(() => selectBooks(sql, ids)),
+    withStoreErrors(() => selectBooks(db, ids)),
+  );
+  const updateBatch = batched(options.poolSize, (updates: readonly Update[]) =>
+    withStoreErrors(() => updateBooks(db, updates)),
   );
 
   return {
     get: (id) =>
       withStoreErrors(async () => {
-        // As listing pages: a book read under the latest count is kept until it moves.
-        const commits = await freshCommits();
-        const kept = commits === caches.version ? caches.books.get(id) : undefined;
+        // As listing pages: a book read under the latest version is kept until it changes.
+        const version = await freshVersion();
+        const kept = version === caches.version ? caches.books.get(id) : undefined;
         if (kept !== undefined) return kept;
         const book = await readBooks(id);
-        if (book !== undefined && commits === caches.version) caches.books.set(book);
+        if (book !== undefined && version === caches.version) caches.books.set(book);
         return book;
       }),
     list: (query) =>
       withStoreErrors(async () => {
-        // The count is read before the page, so a page kept under a count holds every commit
-        // it counts; a later commit changes the count, and the pages kept are forgotten.
-        const commits = await freshCommits();
+        // The version is read before the page, so a page kept under a version holds every
+        // commit it counts; a later commit changes the version, and the pages kept are forgotten.
+        const version = await freshVersion();
         const key = JSON.stringify(query);
-        const kept = commits === caches.version ? caches.pages.get(key) : undefined;
+        const kept = version === caches.version ? caches.pages.get(key) : undefined;
         if (kept !== undefined) return kept;
         const page = await listing.list(query);
-        if (commits === caches.version) caches.pages.set(key, page);
+        if (version === caches.version) caches.pages.set(key, page);
         return page;
       }),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
     create: createBooks,
-    update: (id, changes) => withStoreErrors(() => updateBook(sql, id, changes)),
-    remove: (id) => withStoreErrors(() => deleteBook(sql, id)),
+    update: (id, changes) => updateBatch({ id, changes }),
+    remove: (id) => withStoreErrors(() => deleteBook(db, id)),
     ping: () =>
       withStoreErrors(async () => {
-        await sql`SELECT 1`;
+        await db.query("SELECT 1");
       }),
-    close: () => sql.end({ timeout: 5 }),
+    close: () => db.end(),
   };
 }
 
@@ -91,23 +102,22 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
 export async function connect(
   url: string,
   options: PostgresOptions & { applicationName?: string; failure?: string },
-  prepare: (sql: postgres.Sql) => Promise<void> = migrate,
-): Promise<postgres.Sql> {
-  const sql = postgres(url, {
-    max: options.poolSize,
-    connect_timeout: options.connectTimeoutSeconds,
-    onnotice: () => {},
-    // BIGINT ids travel as JSON numbers; ids stay below 2^53 (see parseBookId).
-    types: {
-      bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: Number },
-    },
-    connection: { application_name: options.applicationName ?? "book-catalogue" },
-  });
+  prepare: (db: Db) => Promise<void> = migrate,
+): Promise<Db> {
+  const address = parsePostgresUrl(url);
+  if ("problem" in address) throw new StoreOpenError(address.problem);
+  let db: Db | undefined;
   try {
-    await prepare(sql);
-    return sql;
+    db = await openDb(address, {
+      poolSize: options.poolSize,
+      timeoutMs: options.timeoutMs,
+      preparedStatements: options.preparedStatements,
+      applicationName: options.applicationName ?? "book-catalogue",
+    });
+    await prepare(db);
+    return db;
   } catch (error) {
-    await sql.end({ timeout: 0 }).catch(() => {});
+    await db?.end().catch(() => {});
     const reason = isUnavailable(error)
       ? `cannot reach PostgreSQL at ${options.description}`
       : `${options.failure ?? "cannot prepare the PostgreSQL schema at"} ${options.description}`;
@@ -117,12 +127,22 @@ export async function connect(
 
 /**
  * PostgreSQL's own words with their code ('database "x" does not exist (3D000)'): they say
- * what to do. They hold no password, and the URL's is blanked should one ever appear.
+ * what to do. They hold no password, and the URL's is blanked should one ever appear. A
+ * connection that failed says why through its cause (ECONNREFUSED).
  */
 function describeFailure(error: unknown, url: string): string {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  const text = typeof message === "string" && message !== "" ? message : String(error);
-  const password = URL.canParse(url) ? decodeURIComponent(new URL(url).password) : "";
+  const reason = error instanceof StoreUnavailableError && error.cause ? error.cause : error;
+  const { code, message } = reason as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" && message !== "" ? message : String(reason);
+  const password = safeDecode(/^[^:]+:\/\/[^:@/]*:([^@/]*)@/.exec(url)?.[1] ?? "");
   const safe = password === "" ? text : text.replaceAll(password, "[redacted]");
   return typeof code === "string" && !safe.includes(code) ? `${safe} (${code})` : safe;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

@@ -1,0 +1,62 @@
+// The end of a process: a drain behind a balancer, and an error nobody handled.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { request, startService } from "../support/service.js";
+
+const ENV = {
+  HOST: "127.0.0.1",
+  PORT: "0",
+  NODE_ENV: "production",
+  DB_URL: "sqlite::memory:",
+  SECRET_TOKEN: "lifecycle-secret-of-more-than-32-bytes",
+  AUTH_USERNAME: "librarian",
+  AUTH_PASSWORD: "lifecycle-password",
+};
+
+describe("SHUTDOWN_DRAIN_SECONDS", () => {
+  test("after SIGTERM /ready answers 503 while requests are still served, then the process exits 0", async () => {
+    const service = await startService({ ...ENV, SHUTDOWN_DRAIN_SECONDS: "2" }, { direct: true });
+    const signalled = Date.now();
+    const exited = service.stop("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A balancer's check sees the instance going, while the port still takes its requests.
+    assert.equal((await request(service, "GET", "/ready")).status, 503);
+    assert.equal((await request(service, "GET", "/health")).status, 200);
+    assert.equal(
+      (await request(service, "POST", "/token", undefined, { username: "x", password: "y" }))
+        .status,
+      401,
+    );
+    assert.equal(await exited, 0);
+    assert.ok(Date.now() - signalled >= 2_000, "the port closed before the drain ended");
+    assert.match(service.output(), /"drainMs":2000,"msg":"shutting down"/);
+  });
+});
+
+describe("an error nobody handled", () => {
+  for (const [what, code] of [
+    ["unhandled rejection", "Promise.reject(new Error('nobody-caught-this'))"],
+    ["uncaught exception", "setImmediate(() => { throw new Error('nobody-caught-this'); })"],
+  ] as const) {
+    test(`${what}: logged with its stack as one fatal line, and the process exits 1`, async () => {
+      // Code run in the server process once it listens, as a defect in a dependency would.
+      const inject = `data:text/javascript,setTimeout(() => { ${code}; }, 1500)`;
+      const service = await startService(ENV, { nodeArgs: ["--import", inject] });
+      const code1 = await new Promise<number | null>((resolve) =>
+        service.process.once("exit", (exitCode) => resolve(exitCode)),
+      );
+      assert.equal(code1, 1);
+      const fatal = service
+        .output()
+        .split("\n")
+        .filter((line) => line.includes('"level":60'))
+        .map(
+          (line) => JSON.parse(line) as { msg: string; err: { message: string; stack: string } },
+        );
+      assert.equal(fatal.length, 1, service.output());
+      assert.equal(fatal[0]?.msg, `${what}: exiting, to be started again`);
+      assert.equal(fatal[0]?.err.message, "nobody-caught-this");
+      assert.match(fatal[0]?.err.stack ?? "", /Error: nobody-caught-this\n\s+at /);
+    });
+  }
+});

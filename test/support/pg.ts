@@ -1,0 +1,33 @@
+// A plain PostgreSQL connection for tests and benchmarks that look at or change the database
+// behind the service's back: sql`…` runs one statement, script() several.
+import pg from "pg";
+import sqlTag from "sql-template-tag";
+import { types } from "../../src/store/postgres/pool.js";
+
+export interface PgConnection {
+  sql<R = Record<string, unknown>>(
+    strings: TemplateStringsArray,
+    ...values: unknown[]
+  ): Promise<R[]>;
+  script(text: string): Promise<void>;
+  end(): Promise<void>;
+}
+
+export async function pgConnect(url: string): Promise<PgConnection> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 5_000,
+    // As the service reads them: BIGINT as a number.
+    types,
+  });
+  client.on("error", () => {});
+  await client.connect();
+  return {
+    sql: async <R>(strings: TemplateStringsArray, ...values: unknown[]) =>
+      (await client.query(sqlTag(strings, ...values))).rows as R[],
+    script: async (text) => {
+      await client.query(text);
+    },
+    end: () => client.end().catch(() => {}),
+  };
+}
