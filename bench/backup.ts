@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import postgres from "postgres";
+import { pgConnect } from "../test/support/pg.js";
 import {
   login,
   median,
@@ -151,9 +151,10 @@ async function summary(store: StoreKind, dbUrl: string): Promise<string> {
     row = db.prepare(query).get() as typeof row;
     db.close();
   } else {
-    const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
-    [row] = (await sql.unsafe(query)) as unknown as (typeof row)[];
-    await sql.end();
+    const db = await pgConnect(dbUrl);
+    [row] = await db.sql<NonNullable<typeof row>>`SELECT count(*) AS n, max(id) AS last,
+      sum(year) AS years FROM books`;
+    await db.end();
   }
   return `${Number(row?.n)} books, last id ${Number(row?.last)}, years ${Number(row?.years)}`;
 }

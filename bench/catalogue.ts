@@ -1,9 +1,9 @@
 // The catalogues the scenarios run on, written straight into a migrated database with their
 // search words, as the service would have written them.
 import { DatabaseSync } from "node:sqlite";
-import postgres from "postgres";
 import type { NewBook } from "../src/rules/book.js";
 import { searchWords } from "../src/rules/search.js";
+import { pgConnect } from "../test/support/pg.js";
 
 /** Books 1..count with plain numbered titles: what every scenario but search reads. */
 export function* numberedBooks(count: number): Generator<NewBook> {
@@ -82,10 +82,10 @@ export async function seedBooks(
     db.close();
     return;
   }
-  const sql = postgres(store.url, { max: 1, onnotice: () => {} });
+  const db = await pgConnect(store.url);
   let batch: NewBook[] = [];
   const flush = async () => {
-    await sql`INSERT INTO books (title, author, year, title_words, author_words)
+    await db.sql`INSERT INTO books (title, author, year, title_words, author_words)
       SELECT t, a, y, array_to_tsvector(string_to_array(tw, ' ')),
         array_to_tsvector(string_to_array(aw, ' '))
       FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
@@ -101,6 +101,6 @@ export async function seedBooks(
     if (batch.length === 10_000) await flush();
   }
   if (batch.length > 0) await flush();
-  await sql`VACUUM ANALYZE books`;
-  await sql.end();
+  await db.script("VACUUM ANALYZE books");
+  await db.end();
 }

@@ -6,9 +6,9 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import postgres from "postgres";
 import type { NewBook } from "../src/rules/book.js";
 import { openStore } from "../src/store/open.js";
+import { pgConnect } from "../test/support/pg.js";
 import { numberedBooks, seedBooks } from "./catalogue.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -44,17 +44,17 @@ export async function seededDatabase(
   }
   const base = process.env.BENCH_DATABASE_URL as string;
   const schema = `bench_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE SCHEMA ${schema}`);
+  const admin = await pgConnect(base);
+  await admin.script(`CREATE SCHEMA ${schema}`);
   const url = new URL(base);
-  url.searchParams.set("search_path", schema);
+  url.searchParams.set("options", `-c search_path=${schema}`);
   const dbUrl = url.toString();
   await (await openStore({ db: { kind: "postgres", url: dbUrl }, pgPoolSize: 1 })).close();
   await seedBooks({ kind, url: dbUrl }, rows);
   return {
     dbUrl,
     drop: async () => {
-      await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.script(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
     },
   };
@@ -102,10 +102,11 @@ export async function startProcess(
   }
 }
 
-export const startService = (dbUrl: string, workers = 1) =>
+export const startService = (dbUrl: string, workers = 1, env: Record<string, string> = {}) =>
   startProcess(
     ["dist/server/main.js"],
     {
+      ...env,
       NODE_ENV: "production",
       DB_URL: dbUrl,
       WORKERS: String(workers),

@@ -23,10 +23,10 @@ import {
 import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
 
 const QUICK = process.argv.includes("--quick");
-/** `--only <text>`: just the scenarios whose name contains the text. */
-const ONLY = process.argv[process.argv.indexOf("--only") + 1];
+/** `--only <text>`: just the scenarios whose name contains the text (or one of `a|b`). */
+const ONLY = process.argv[process.argv.indexOf("--only") + 1]?.split("|") ?? [];
 const selected = (name: string) =>
-  !process.argv.includes("--only") || (ONLY !== undefined && name.includes(ONLY));
+  !process.argv.includes("--only") || ONLY.some((text) => name.includes(text));
 // Many short rounds: each service run is paired with the baseline run just before it, and the
 // ratio reported is the median of those pairs, so drift of the machine's speed cancels out.
 const PLAN = QUICK
@@ -85,10 +85,11 @@ async function measure(
   books: number,
   traffic: Traffic,
   workers = 1,
+  env: Record<string, string> = {},
 ): Promise<Row | undefined> {
   if (!selected(name)) return undefined;
   const database = await seededDatabase(store, books);
-  const service = await startService(database.dbUrl, workers);
+  const service = await startService(database.dbUrl, workers, env);
   const token = await login(service.url);
   const baseline = await startBaseline(await sampleAnswer(service.url, token, traffic));
   let runs = 0;
@@ -284,8 +285,49 @@ function formatRow(row: Row): string {
   return `| ${row.scenario} | ${row.store} | ${Math.round(row.rps).toLocaleString("en")} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${Math.round(row.baselineRps).toLocaleString("en")} | ${row.ratio.toFixed(2)} | ${row.peakRssMb.toFixed(0)} |${row.non2xx ? ` ${row.non2xx} errors` : ""}`;
 }
 
+/**
+ * The cost of DB_PREPARED_STATEMENTS=false (what a transaction pooler needs): each statement
+ * parsed and planned again, against the named statements of the rows above.
+ */
+async function unnamedStatements(rows: (Row | undefined)[], runs: number) {
+  const unnamed = { DB_PREPARED_STATEMENTS: "false" };
+  const suffix = ", DB_PREPARED_STATEMENTS=false";
+  const reads = { kind: "get-random", readIds: 10_000 } as const;
+  rows.push(
+    await measure(`GET /book/{id}, 10,000 books${suffix}`, "postgres", 10_000, reads, 1, unnamed),
+  );
+  rows.push(
+    await measure(`POST /book${suffix}`, "postgres", 10_000, { kind: "create" }, 1, unnamed),
+  );
+  rows.push(
+    await measure(
+      `PUT /book/{id}${suffix}`,
+      "postgres",
+      10_000,
+      { kind: "update-random", readIds: 10_000 },
+      1,
+      unnamed,
+    ),
+  );
+  const mix = { kind: "mix", readIds: 10_000, deletableFrom: 10_001, block: 0 } as const;
+  rows.push(
+    await measure(
+      `mixed 80/15/5${suffix}`,
+      "postgres",
+      10_000 + runs * DELETE_BLOCK,
+      mix,
+      1,
+      unnamed,
+    ),
+  );
+}
+
 async function main() {
-  const stores: StoreKind[] = process.env.BENCH_DATABASE_URL ? ["sqlite", "postgres"] : ["sqlite"];
+  // `--store <kind>`: just that store's scenarios.
+  const only = process.argv[process.argv.indexOf("--store") + 1];
+  const stores = (process.env.BENCH_DATABASE_URL ? ["sqlite", "postgres"] : ["sqlite"]).filter(
+    (store) => !process.argv.includes("--store") || store === only,
+  ) as StoreKind[];
   const started = Date.now();
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? "CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   console.log(
@@ -327,6 +369,7 @@ async function main() {
         block: 0,
       }),
     );
+    if (store === "postgres") await unnamedStatements(rows, runs);
     rows.push(
       await measure("POST /token", store, 0, {
         kind: "token",
