@@ -52,6 +52,6 @@ test("the page names every file under deploy/", () => {
   const files = readdirSync(join(ROOT, "deploy"), { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
-  assert.equal(files.length, 4);
+  assert.equal(files.length, 7);
   for (const file of files) assert.ok(PAGE.includes(`\`${file}\``), file);
 });
