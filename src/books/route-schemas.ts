@@ -50,6 +50,42 @@ const listingHeaders: typeof ROUTED_ANSWER_HEADERS = {
   },
 };
 
+// Conditional requests: the ETag of an answer with one book, and the headers that use it.
+const bookHeaders: typeof ROUTED_ANSWER_HEADERS = {
+  ...ROUTED_ANSWER_HEADERS,
+  etag: {
+    type: "string",
+    description:
+      "The book's version, a strong validator that changes whenever the stored book changes. Send it back in `If-Match` to change or delete the book only as it was read, or in `If-None-Match` to read it only once it has changed.",
+  },
+};
+const ifMatchHeader = {
+  type: "object",
+  properties: {
+    "if-match": {
+      type: "string",
+      description:
+        "Change the book only while its version is one of these ETags (`*`: any version): otherwise 412 `Book has changed` and nothing is written. A missing book is 404 first.",
+      examples: ['"3PbzfKDDaEyK4g5Ffe-9PfGZxIo"'],
+    },
+  },
+} as const;
+const ifNoneMatchHeader = {
+  type: "object",
+  properties: {
+    "if-none-match": {
+      type: "string",
+      description:
+        "When the book's version is one of these ETags (`*`: any), 304 with no body: the copy the client holds is current.",
+    },
+  },
+} as const;
+const notModified = {
+  description: "Not modified: the book's version is one `If-None-Match` names. No body.",
+  headers: bookHeaders,
+  type: "null",
+};
+
 // What every book route may answer besides its own success.
 const common = {
   401: [Messages.tokenRequired, Messages.invalidToken],
@@ -62,6 +98,7 @@ const withBody = {
   413: [Messages.payloadTooLarge],
 };
 const withId = { ...common, 400: [Messages.badRequest], 404: [Messages.bookNotFound] };
+const conditional = { 412: [Messages.bookChanged] };
 const books = { tags: ["books"], security: TOKEN_SECURITY };
 const book = { ...books, params: idParams };
 
@@ -73,7 +110,7 @@ export const createBookSchema = {
     "Adds a book with the three fields, all required, and answers it with the id the service gave it. Ids are never reused.",
   body: schemaRef("NewBook"),
   response: {
-    201: answerSchema("BookEnvelope", [Messages.bookCreated]),
+    201: answerSchema("BookEnvelope", [Messages.bookCreated], bookHeaders),
     ...failures(withBody),
   },
 };
@@ -99,9 +136,11 @@ export const getBookSchema = {
   ...book,
   operationId: "getBook",
   summary: "Read one book",
-  description: "Answers the book with this id.",
+  description: "Answers the book with this id, and its version in `ETag`.",
+  headers: ifNoneMatchHeader,
   response: {
-    200: answerSchema("BookEnvelope", [Messages.bookRetrieved]),
+    200: answerSchema("BookEnvelope", [Messages.bookRetrieved], bookHeaders),
+    304: notModified,
     ...failures(withId),
   },
 };
@@ -111,11 +150,12 @@ export const updateBookSchema = {
   operationId: "updateBook",
   summary: "Change some or all of a book's fields",
   description:
-    "Applies the fields sent on top of the stored book; those left out keep their values. The book is looked up first: a missing book is 404 whatever the body.",
+    "Applies the fields sent on top of the stored book; those left out keep their values. The book is looked up first: a missing book is 404 whatever the body. With `If-Match`, only while the book is at a version it names.",
   body: schemaRef("BookChanges"),
+  headers: ifMatchHeader,
   response: {
-    200: answerSchema("BookEnvelope", [Messages.bookUpdated]),
-    ...failures({ ...withId, ...withBody }),
+    200: answerSchema("BookEnvelope", [Messages.bookUpdated], bookHeaders),
+    ...failures({ ...withId, ...withBody, ...conditional }),
   },
 };
 
@@ -123,9 +163,11 @@ export const deleteBookSchema = {
   ...book,
   operationId: "deleteBook",
   summary: "Delete a book",
-  description: "Deletes the book with this id; a later read of it is 404. Ids are never reused.",
+  description:
+    "Deletes the book with this id; a later read of it is 404. Ids are never reused. With `If-Match`, only while the book is at a version it names.",
+  headers: ifMatchHeader,
   response: {
     200: answerSchema("EmptyEnvelope", [Messages.bookDeleted]),
-    ...failures(withId),
+    ...failures({ ...withId, ...conditional }),
   },
 };

@@ -11,6 +11,7 @@ import type { TokenService } from "../auth/tokens.js";
 import { Messages, respond } from "../http/envelope.js";
 import type { BookChanges, NewBook } from "../rules/book.js";
 import type { BookStore } from "../store/store.js";
+import { entityTag, ifMatchVersions, notModified } from "./conditions.js";
 import { listBooks } from "./list-books.js";
 import { type ListParameters, readIntegerParameters } from "./listing.js";
 import {
@@ -55,6 +56,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     { schema: createBookSchema, config: invalidInput },
     async (request, reply) => {
       const book = await store.create(pickNewBook(request.body));
+      reply.header("etag", entityTag(book));
       return respond(reply, 201, Messages.bookCreated, book);
     },
   );
@@ -78,6 +80,9 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     async (request, reply) => {
       const book = await store.get(request.params.id);
       if (book === undefined) return respond(reply, 404, Messages.bookNotFound);
+      reply.header("etag", entityTag(book));
+      // HTTP forbids a body with 304.
+      if (notModified(request.headers["if-none-match"], book)) return reply.code(304).send();
       return respond(reply, 200, Messages.bookRetrieved, book);
     },
   );
@@ -101,8 +106,10 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       }
       // A valid body goes straight to the update, which finds no book when there is none: the
       // same answers as looking first, with one store round trip instead of two.
-      const updated = await store.update(id, pickChanges(request.body));
+      const expected = ifMatchVersions(request.headers["if-match"]);
+      const updated = await store.update(id, pickChanges(request.body), expected);
       if (updated === undefined) return respond(reply, 404, Messages.bookNotFound);
+      reply.header("etag", entityTag(updated));
       return respond(reply, 200, Messages.bookUpdated, updated);
     },
   );
@@ -111,7 +118,8 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
     "/book/:id",
     { schema: deleteBookSchema, preValidation: readBookId },
     async (request, reply) => {
-      const removed = await store.remove(request.params.id);
+      const expected = ifMatchVersions(request.headers["if-match"]);
+      const removed = await store.remove(request.params.id, expected);
       if (!removed) return respond(reply, 404, Messages.bookNotFound);
       return respond(reply, 200, Messages.bookDeleted);
     },

@@ -40,7 +40,15 @@ export interface BookCatalogueClient {
   createBook(book: NewBook): Promise<Book>;
   getBook(id: number): Promise<Book>;
   updateBook(id: number, changes: BookChanges): Promise<Book>;
-  deleteBook(id: number): Promise<void>;
+  /** With `ifMatch` (an ETag), only while the book is at that version: else a 412. */
+  deleteBook(id: number, options?: { ifMatch?: string }): Promise<void>;
+  /** The book and its version (ETag), to change it later only as it was read. */
+  getTaggedBook(id: number): Promise<TaggedBook>;
+  /**
+   * Changes the book only while it is at the version `ifMatch` names; a CatalogueError with
+   * status 412 ("Book has changed") when another save came first, and nothing is written.
+   */
+  updateTaggedBook(id: number, changes: BookChanges, ifMatch: string): Promise<TaggedBook>;
   /**
    * One page, and the query for the next one while more remain. With `count`, also the number
    * of books the query's filters match on every page (counted only when asked).
@@ -48,6 +56,12 @@ export interface BookCatalogueClient {
   listPage(query?: ListQuery, options?: { count?: boolean }): Promise<BookListPage>;
   /** Every book the query selects, fetched page by page. */
   books(query?: Omit<ListQuery, "after">): AsyncGenerator<Book>;
+}
+
+/** A book with its version: the ETag the service sent it with. */
+export interface TaggedBook {
+  book: Book;
+  etag: string;
 }
 
 export interface BookListPage {
@@ -138,9 +152,12 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
     createBook: async (book) => (await authorized<Book>("POST", "/book", book)).data,
     getBook: async (id) => (await authorized<Book>("GET", `/book/${id}`)).data,
     updateBook: async (id, changes) => (await authorized<Book>("PUT", `/book/${id}`, changes)).data,
-    deleteBook: async (id) => {
-      await authorized<null>("DELETE", `/book/${id}`);
+    deleteBook: async (id, { ifMatch } = {}) => {
+      await authorized<null>("DELETE", `/book/${id}`, undefined, ifMatchHeader(ifMatch));
     },
+    getTaggedBook: async (id) => tagged(await authorized<Book>("GET", `/book/${id}`)),
+    updateTaggedBook: async (id, changes, ifMatch) =>
+      tagged(await authorized<Book>("PUT", `/book/${id}`, changes, ifMatchHeader(ifMatch))),
     listPage,
     async *books(query = {}) {
       let next: ListQuery | undefined = { limit: PAGE_SIZE, ...query };
@@ -187,6 +204,14 @@ async function sendRequest<T>(
   if (!response.ok) throw new CatalogueError(response.status, envelope.message);
   return { data: envelope.data, headers: response.headers };
 }
+
+const ifMatchHeader = (etag: string | undefined): HeaderFields =>
+  etag === undefined ? {} : { "if-match": etag };
+
+const tagged = ({ data, headers }: { data: Book; headers: Headers }): TaggedBook => ({
+  book: data,
+  etag: headers.get("etag") ?? "",
+});
 
 /** A listing's query string: `?…`, or nothing for no parameter. */
 function queryString(query: ListQuery): string {

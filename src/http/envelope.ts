@@ -16,6 +16,7 @@ export const Messages = {
   bookDeleted: "Book deleted successfully",
   invalidInput: "Invalid input",
   bookNotFound: "Book not found",
+  bookChanged: "Book has changed",
 
   healthy: "OK",
   ready: "Ready",

@@ -5,7 +5,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { LimiterUnavailableError } from "../auth/login-limiter.js";
-import { SearchTooBroadError, StoreUnavailableError } from "../store/store.js";
+import { BookChangedError, SearchTooBroadError, StoreUnavailableError } from "../store/store.js";
 import { Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
 
@@ -45,6 +45,7 @@ function handleError(
   if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
     return respond(reply, 413, Messages.payloadTooLarge);
   }
+  if (error instanceof BookChangedError) return respond(reply, 412, Messages.bookChanged);
   if (error instanceof SearchTooBroadError) return respond(reply, 400, Messages.searchTooBroad);
   if (error instanceof StoreUnavailableError) {
     request.log.warn({ reqId: request.id, err: error.cause ?? error }, "store unavailable");

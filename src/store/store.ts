@@ -1,5 +1,6 @@
 import type { Book, BookChanges, NewBook } from "../rules/book.js";
 import type { SearchTerm } from "../rules/search.js";
+import type { ExpectedVersions } from "./book-version.js";
 
 /** A page of books, in the query's order, already encoded for the wire. */
 export interface BookPage {
@@ -55,10 +56,14 @@ export interface BookStore {
   /** How many books match the filters, whatever the page. */
   count(filters: BookFilters): Promise<number>;
   create(book: NewBook): Promise<Book>;
-  /** Applies the present fields on top of the stored record; `undefined` when there is none. */
-  update(id: number, changes: BookChanges): Promise<Book | undefined>;
-  /** True when a book was deleted. */
-  remove(id: number): Promise<boolean>;
+  /**
+   * Applies the present fields on top of the stored record; `undefined` when there is none.
+   * With `expected`, only while the book's version is one of them (checked in the write's own
+   * transaction), else BookChangedError and nothing written.
+   */
+  update(id: number, changes: BookChanges, expected?: ExpectedVersions): Promise<Book | undefined>;
+  /** True when a book was deleted. `expected` as for update. */
+  remove(id: number, expected?: ExpectedVersions): Promise<boolean>;
   /** Resolves when the store answers; rejects with StoreUnavailableError when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -77,6 +82,14 @@ export class SearchTooBroadError extends Error {
   constructor(options?: { cause?: unknown }) {
     super("the search would take too long", options);
     this.name = "SearchTooBroadError";
+  }
+}
+
+/** A conditional write found the book at another version than expected (HTTP 412). */
+export class BookChangedError extends Error {
+  constructor() {
+    super("the book has changed");
+    this.name = "BookChangedError";
   }
 }
 

@@ -61,6 +61,30 @@ describe("createClient", () => {
     });
   });
 
+  test("a save on the version read: the second librarian's gets 412, the first's stands", async () => {
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    const { id } = await client.createBook({
+      title: "Persuasion",
+      author: "Jane Austen",
+      year: 1817,
+    });
+    const read = await client.getTaggedBook(id);
+    assert.match(read.etag, /^".+"$/);
+    const first = await client.updateTaggedBook(id, { year: 1818 }, read.etag);
+    assert.deepEqual(first.book, { ...read.book, year: 1818 });
+    assert.notEqual(first.etag, read.etag);
+    await assert.rejects(
+      client.updateTaggedBook(id, { title: "Persuasion!" }, read.etag),
+      new CatalogueError(412, Messages.bookChanged),
+    );
+    await assert.rejects(
+      client.deleteBook(id, { ifMatch: read.etag }),
+      new CatalogueError(412, Messages.bookChanged),
+    );
+    assert.deepEqual(await client.getTaggedBook(id), first);
+    await client.deleteBook(id, { ifMatch: first.etag });
+  });
+
   test("refusals carry the status and message", async () => {
     const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
     await assert.rejects(

@@ -1,6 +1,8 @@
 // The statements of single books: creates and reads by id in batches, updates, deletes.
 import sql from "sql-template-tag";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import { type ExpectedVersions, versionMatches } from "../book-version.js";
+import { BookChangedError } from "../store.js";
 import type { Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
 
@@ -75,4 +77,20 @@ export async function updateBooks(
 
 export async function deleteBook(db: Queryable, id: number): Promise<boolean> {
   return (await db.query(sql`DELETE FROM books WHERE id = ${id} RETURNING 1`)).length > 0;
+}
+
+/**
+ * The book of this id, locked until the transaction ends, undefined when there is none;
+ * BookChangedError when its version is not one `expected`.
+ */
+export async function lockExpected(
+  tx: Queryable,
+  id: number,
+  expected: ExpectedVersions,
+): Promise<Book | undefined> {
+  const [book] = await tx.query<Book>(
+    sql`SELECT id, title, author, year FROM books WHERE id = ${id} FOR UPDATE`,
+  );
+  if (book !== undefined && !versionMatches(book, expected)) throw new BookChangedError();
+  return book;
 }

@@ -1,12 +1,20 @@
 import type { NewBook } from "../../rules/book.js";
+import type { ExpectedVersions } from "../book-version.js";
 import { createReadCaches } from "../read-caches.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { batched } from "./batching.js";
-import { deleteBook, insertBooks, selectBooks, type Update, updateBooks } from "./books.js";
+import {
+  deleteBook,
+  insertBooks,
+  lockExpected,
+  selectBooks,
+  type Update,
+  updateBooks,
+} from "./books.js";
 import { createCommitCounter } from "./commit-counter.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
 import { createListing } from "./listing.js";
-import { type Db, openDb } from "./pool.js";
+import { type Db, openDb, type Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
 import { parsePostgresUrl } from "./url.js";
 
@@ -60,6 +68,18 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     withStoreErrors(() => updateBooks(db, updates)),
   );
 
+  /** A write on a condition: in one transaction, after locking the book and checking it. */
+  const conditionally = <T>(
+    id: number,
+    expected: ExpectedVersions,
+    write: (tx: Queryable) => Promise<T>,
+  ) =>
+    withStoreErrors(() =>
+      db.transaction(async (tx) =>
+        (await lockExpected(tx, id, expected)) === undefined ? undefined : write(tx),
+      ),
+    );
+
   return {
     get: (id) =>
       withStoreErrors(async () => {
@@ -85,8 +105,14 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
       }),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
     create: createBooks,
-    update: (id, changes) => updateBatch({ id, changes }),
-    remove: (id) => withStoreErrors(() => deleteBook(db, id)),
+    update: (id, changes, expected) =>
+      expected === undefined
+        ? updateBatch({ id, changes })
+        : conditionally(id, expected, async (tx) => (await updateBooks(tx, [{ id, changes }]))[0]),
+    remove: (id, expected) =>
+      expected === undefined
+        ? withStoreErrors(() => deleteBook(db, id))
+        : conditionally(id, expected, (tx) => deleteBook(tx, id)).then((done) => done === true),
     ping: () =>
       withStoreErrors(async () => {
         await db.query("SELECT 1");

@@ -2,6 +2,8 @@
 // search-index rows in the same transaction.
 import type { DatabaseSync } from "node:sqlite";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import { type ExpectedVersions, versionMatches } from "../book-version.js";
+import { BookChangedError } from "../store.js";
 import { writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
 
@@ -23,6 +25,12 @@ export function bookStatements(db: DatabaseSync) {
     const row = getStmt.get(id);
     return row && ({ id: row.id, title: row.title, author: row.author, year: row.year } as Book);
   };
+  /** Why a conditional write must not go on, read in its transaction; undefined: it may. */
+  const precondition = (id: number, expected: ExpectedVersions) => {
+    const current = get(id);
+    if (current === undefined) return "absent";
+    return versionMatches(current, expected) ? undefined : new BookChangedError();
+  };
   return {
     get,
     create(book: NewBook): Book {
@@ -30,7 +38,17 @@ export function bookStatements(db: DatabaseSync) {
       indexStmt.run(id, indexedWords(book));
       return { id, ...book };
     },
-    update(id: number, changes: BookChanges): Book | undefined {
+    /**
+     * A conditional write that finds another version answers the error rather than throwing
+     * it: the other writes of its group stand.
+     */
+    update(
+      id: number,
+      changes: BookChanges,
+      expected?: ExpectedVersions,
+    ): Book | undefined | BookChangedError {
+      const refused = expected === undefined ? undefined : precondition(id, expected);
+      if (refused !== undefined) return refused === "absent" ? undefined : refused;
       const { title = null, author = null, year = null } = changes;
       if (updateStmt.run(title, author, year, id).changes === 0n) return undefined;
       const book = get(id) as Book;
@@ -40,7 +58,9 @@ export function bookStatements(db: DatabaseSync) {
       }
       return book;
     },
-    remove(id: number): boolean {
+    remove(id: number, expected?: ExpectedVersions): boolean | BookChangedError {
+      const refused = expected === undefined ? undefined : precondition(id, expected);
+      if (refused !== undefined) return refused === "absent" ? false : refused;
       if (removeStmt.run(id).changes === 0n) return false;
       unindexStmt.run(id);
       return true;

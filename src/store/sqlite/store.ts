@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { createReadCaches } from "../read-caches.js";
-import { type BookStore, StoreOpenError } from "../store.js";
+import { BookChangedError, type BookStore, StoreOpenError } from "../store.js";
 import { bookStatements } from "./books.js";
 import { withStoreErrors } from "./errors.js";
 import { createGroupCommit } from "./group-commit.js";
@@ -54,8 +54,9 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     list: (query) => withStoreErrors(() => listing.list(query)),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
     create: (book) => commits.write(() => books.create(book)),
-    update: (id, changes) => commits.write(() => books.update(id, changes)),
-    remove: (id) => commits.write(() => books.remove(id)),
+    update: (id, changes, expected) =>
+      commits.write(() => books.update(id, changes, expected)).then(unlessChanged),
+    remove: (id, expected) => commits.write(() => books.remove(id, expected)).then(unlessChanged),
     ping: () => withStoreErrors(() => books.ping()),
     close: async () => {
       commits.flush();
@@ -65,6 +66,12 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
       }
     },
   };
+}
+
+/** A conditional write's refusal, thrown once the group it was part of has committed. */
+function unlessChanged<T>(result: T | BookChangedError): T {
+  if (result instanceof BookChangedError) throw result;
+  return result;
 }
 
 function openDatabase(path: string): DatabaseSync {

@@ -1,0 +1,49 @@
+// Conditional requests on one book (RFC 9110 §13): the ETag a book is sent with, and what
+// If-Match and If-None-Match ask of it.
+import type { Book } from "../rules/book.js";
+import { bookVersion, type ExpectedVersions } from "../store/book-version.js";
+
+/** The book's ETag header value: its version, quoted, a strong validator. */
+export const entityTag = (book: Book) => `"${bookVersion(book)}"`;
+
+interface ListedTag {
+  weak: boolean;
+  opaque: string;
+}
+
+/** The tags a header lists, or "*"; a tag written without quotes is taken as it stands. */
+function listedTags(header: string): "*" | ListedTag[] {
+  if (header.trim() === "*") return "*";
+  return header
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .map((part) => {
+      const weak = part.startsWith("W/");
+      const quoted = weak ? part.slice(2) : part;
+      const opaque = /^"(.*)"$/.exec(quoted)?.[1] ?? quoted;
+      return { weak, opaque };
+    });
+}
+
+/**
+ * The versions an If-Match header accepts; undefined without one. Compared strongly: a weak
+ * tag matches nothing, so a write it guards is refused.
+ */
+export function ifMatchVersions(header: string | undefined): ExpectedVersions | undefined {
+  if (header === undefined) return undefined;
+  const tags = listedTags(header);
+  return tags === "*" ? "*" : tags.filter((tag) => !tag.weak).map((tag) => tag.opaque);
+}
+
+/**
+ * Whether an If-None-Match header names the book's version (weak comparison): the client holds
+ * it already, and a GET answers 304.
+ */
+export function notModified(header: string | undefined, book: Book): boolean {
+  if (header === undefined) return false;
+  const tags = listedTags(header);
+  if (tags === "*") return true;
+  const version = bookVersion(book);
+  return tags.some((tag) => tag.opaque === version);
+}
