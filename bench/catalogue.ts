@@ -2,7 +2,9 @@
 // search words, as the service would have written them.
 import { DatabaseSync } from "node:sqlite";
 import type { NewBook } from "../src/rules/book.js";
-import { searchWords } from "../src/rules/search.js";
+import { sortKey } from "../src/rules/search.js";
+import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "../src/store/postgres/books.js";
+import { indexedWords } from "../src/store/sqlite/search-index.js";
 import { pgConnect } from "../test/support/pg.js";
 
 /** Books 1..count with plain numbered titles: what every scenario but search reads. */
@@ -67,16 +69,18 @@ export async function seedBooks(
 ) {
   if (store.kind === "sqlite") {
     const db = new DatabaseSync(store.path);
-    const insert = db.prepare("INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
+    const insert = db.prepare(
+      "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?)",
+    );
     const index = db.prepare("INSERT INTO books_search (rowid, words) VALUES (?, ?)");
     // As the store's writes: the word index's own page rowids can exceed 2^53.
     insert.setReadBigInts(true);
     index.setReadBigInts(true);
     db.exec("BEGIN");
     for (const book of books) {
-      const { lastInsertRowid } = insert.run(book.title, book.author, book.year);
-      const words = new Set([...searchWords(book.title), ...searchWords(book.author)]);
-      index.run(lastInsertRowid, [...words].join(" "));
+      const { title, author, year } = book;
+      const { lastInsertRowid } = insert.run(title, author, year, sortKey(title), sortKey(author));
+      index.run(lastInsertRowid, indexedWords(book));
     }
     db.exec("COMMIT");
     db.close();
@@ -85,14 +89,11 @@ export async function seedBooks(
   const db = await pgConnect(store.url);
   let batch: NewBook[] = [];
   const flush = async () => {
-    await db.sql`INSERT INTO books (title, author, year, title_words, author_words)
-      SELECT t, a, y, array_to_tsvector(string_to_array(tw, ' ')),
-        array_to_tsvector(string_to_array(aw, ' '))
+    await db.sql`INSERT INTO books (title, author, year, ${DERIVED_COLUMNS})
+      SELECT t, a, y, ${DERIVED_VALUES}
       FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
-        ${batch.map((b) => b.year)}::int[],
-        ${batch.map((b) => searchWords(b.title).join(" "))}::text[],
-        ${batch.map((b) => searchWords(b.author).join(" "))}::text[])
-        WITH ORDINALITY AS x(t, a, y, tw, aw, n)
+        ${batch.map((b) => b.year)}::int[], ${derivedArrays(batch)})
+        WITH ORDINALITY AS x(t, a, y, tw, aw, tk, ak, n)
       ORDER BY n`;
     batch = [];
   };

@@ -52,7 +52,7 @@ export const listParametersSchema = {
       type: "string",
       enum: SORTS,
       description:
-        "The order: `id` (the default), `title`, `author` or `year`, then the id; a leading `-` reverses it. Titles and authors sort without regard to case.",
+        "The order: `id` (the default), `title`, `author` or `year`, then the id; a leading `-` reverses it. Titles and authors sort without regard to case or accents (Å with A, ß as ss), each script in Unicode order, the same on every store.",
     },
     q: {
       ...textSchema(200),
@@ -60,8 +60,11 @@ export const listParametersSchema = {
         `Words, each the start of a word of the title or the author: all of them, in any order, ` +
         `without regard to case or accents, in every script (\`tolk\` finds Tolkien, \`garcia\` ` +
         `García Márquez). Anything but a letter or a digit separates words; a word shorter ` +
-        `than ${MIN_PREFIX} characters matches whole words only. A search that matches very ` +
-        `many books may answer a page with fewer books than \`limit\`, with a \`Link\` to go on.`,
+        `than ${MIN_PREFIX} characters matches whole words only. In scripts written without ` +
+        `spaces (Han, Hiragana, Katakana, Hangul, Thai) a word matches anywhere inside ` +
+        `(\`春樹\` finds 村上春樹). A \`q\` with no letter or digit (\`*\`), like an empty one, is ` +
+        `400 \`Invalid input\`. A search that matches very many books may answer a page with ` +
+        `fewer books than \`limit\`, with a \`Link\` to go on.`,
     },
     author: { ...textSchema(AUTHOR_MAX), description: "Only books by this author, exactly" },
     year: {
@@ -104,6 +107,8 @@ export function readListingQuery(parameters: ListParameters): ListingQuery | und
   const sort = (parameters.sort?.replace(/^-/, "") ?? "id") as SortField;
   const key = parameters.after_key;
   if ((sort !== "id" && after !== 0) !== (key !== undefined)) return undefined;
+  // A q with no letter or digit has no word to look for: refused, as an empty q is.
+  if (parameters.q !== undefined && searchTerms(parameters.q).length === 0) return undefined;
   const query: ListingQuery = {
     after,
     sort,

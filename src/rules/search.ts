@@ -15,27 +15,73 @@ const PLAIN = /^[\x20-\x7e]*$/;
 const SEPARATORS = /[^\p{L}\p{M}\p{N}]+/u;
 
 /**
- * The words of a text as search compares them, in order: decomposed (NFKD: ligatures and
- * full-width forms too), accents removed, case folded (upper then lower case, so ß and ss
- * compare equal; and the final sigma as any other, which lower-casing would bring back at the
- * end of a word), split at anything that is not a letter or a digit.
+ * A text as search and order compare it: decomposed (NFKD: ligatures and full-width forms
+ * too), accents removed, case folded (upper then lower case, so ß and ss compare equal; and
+ * the final sigma as any other, which lower-casing would bring back at the end of a word),
+ * then composed again (NFC: Hangul syllables, kana with their voicing marks).
  */
-export function foldedWords(text: string): string[] {
+export function folded(text: string): string {
   // Plain ASCII has no accents to remove nor letters that fold otherwise: the short way.
-  const folded = PLAIN.test(text)
-    ? text.toLowerCase()
-    : text
-        .normalize("NFKD")
-        .replace(DIACRITICS, "")
-        .toUpperCase()
-        .toLowerCase()
-        .replaceAll("ς", "σ");
-  return folded.split(SEPARATORS).filter((word) => word.length > 0);
+  if (PLAIN.test(text)) return text.toLowerCase();
+  return text
+    .normalize("NFKD")
+    .replace(DIACRITICS, "")
+    .toUpperCase()
+    .toLowerCase()
+    .replaceAll("ς", "σ")
+    .normalize("NFC");
+}
+
+/**
+ * What titles and authors sort by, the same on both stores: the folded text, compared by code
+ * point (SQLite's BINARY, PostgreSQL's "C"). So Å sorts with A, é with e, ß as ss, each script
+ * in Unicode order; ties go by id.
+ */
+export const sortKey = folded;
+
+/** The words of a text as search compares them, in order: folded, split at anything that is
+ * not a letter, a mark or a digit. */
+export function foldedWords(text: string): string[] {
+  return folded(text)
+    .split(SEPARATORS)
+    .filter((word) => word.length > 0);
 }
 
 /** The distinct words of a text as search compares them (see foldedWords). */
 export function searchWords(text: string): string[] {
   return [...new Set(foldedWords(text))];
+}
+
+// Scripts written without spaces between words (Han, Hiragana, Katakana, Hangul, Thai, with
+// the marks and signs they share): a term of them matches anywhere inside a word.
+const UNSPACED = "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}\\p{scx=Thai}";
+const UNSPACED_RUN = new RegExp(`[${UNSPACED}]+`, "gu");
+const ALL_UNSPACED = new RegExp(`^[${UNSPACED}]+$`, "u");
+
+/**
+ * A run of such characters is indexed as each of its suffixes cut to this many characters, so
+ * a term of up to this many matches anywhere inside it by the index's prefix match; a longer
+ * term is looked for as pieces of this length.
+ */
+export const INSIDE_MAX = 16;
+
+/**
+ * The words the search index keeps for a text: its words, and for each run of characters of
+ * a script written without spaces, every suffix of the run (cut to INSIDE_MAX). A word wholly
+ * of such a script is kept only as its suffixes: the first is its start.
+ */
+export function indexWords(text: string): string[] {
+  const kept = new Set<string>();
+  for (const word of searchWords(text)) {
+    if (!ALL_UNSPACED.test(word)) kept.add(word);
+    for (const [run] of word.matchAll(UNSPACED_RUN)) {
+      const characters = [...run];
+      for (let i = 0; i < characters.length; i++) {
+        kept.add(characters.slice(i, i + INSIDE_MAX).join(""));
+      }
+    }
+  }
+  return [...kept];
 }
 
 /** A word of `q` this long or longer matches the start of a word; a shorter one, a whole word. */
@@ -47,14 +93,29 @@ export interface SearchTerm {
   prefix: boolean;
 }
 
-/** The terms of `q`; none when it holds no letter or digit (then it selects every book). */
+/**
+ * The terms of `q`; none when it holds no letter or digit. A word wholly of a script written
+ * without spaces is a prefix of some suffix (that is, found anywhere inside): as one term, or
+ * when longer than INSIDE_MAX as pieces of that length, the last one ending with the word.
+ */
 export function searchTerms(q: string): SearchTerm[] {
-  return searchWords(q).map((word) => ({ word, prefix: [...word].length >= MIN_PREFIX }));
+  const terms = searchWords(q).flatMap((word): SearchTerm[] => {
+    const characters = [...word];
+    if (!ALL_UNSPACED.test(word)) return [{ word, prefix: characters.length >= MIN_PREFIX }];
+    const starts = [];
+    for (let i = 0; i + INSIDE_MAX < characters.length; i += INSIDE_MAX) starts.push(i);
+    starts.push(Math.max(0, characters.length - INSIDE_MAX));
+    return starts.map((i) => ({
+      word: characters.slice(i, i + INSIDE_MAX).join(""),
+      prefix: true,
+    }));
+  });
+  return [...new Map(terms.map((term) => [`${term.prefix} ${term.word}`, term])).values()];
 }
 
 /** Whether a book's title and author hold every term: what the indexes answer, in code. */
 export function matchesTerms(terms: readonly SearchTerm[], title: string, author: string) {
-  const words = [...searchWords(title), ...searchWords(author)];
+  const words = [...indexWords(title), ...indexWords(author)];
   return terms.every(({ word, prefix }) =>
     words.some((candidate) => (prefix ? candidate.startsWith(word) : candidate === word)),
   );

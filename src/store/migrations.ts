@@ -7,10 +7,11 @@ export interface Migration {
   readonly sqlite: string;
   readonly postgres: string;
   /**
-   * After the step, every book's search words are written. They are folded in code
-   * (books/search.ts), the same way on both stores, so SQL alone cannot fill them.
+   * After the step, what each book derives is written: its search words, and from version 7
+   * on its sort keys too. They are folded in code (rules/search.ts), the same way on both
+   * stores, so SQL alone cannot fill them.
    */
-  readonly indexWords?: boolean;
+  readonly derive?: "words" | "words and keys";
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -76,7 +77,7 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN title_words tsvector NOT NULL DEFAULT ''::tsvector,
         ADD COLUMN author_words tsvector NOT NULL DEFAULT ''::tsvector;
       CREATE INDEX books_words ON books USING gin ((title_words || author_words));`,
-    indexWords: true,
+    derive: "words",
   },
   {
     version: 5,
@@ -116,6 +117,31 @@ export const MIGRATIONS: readonly Migration[] = [
           ON CONFLICT (slot) DO UPDATE SET commits = c.commits + 1, stamp = EXCLUDED.stamp;
         RETURN NULL;
       END $$;`,
+  },
+  {
+    version: 7,
+    // One order in every script, the same on both stores: titles and authors sort by a key
+    // folded in code (rules/search.ts sortKey), compared by code point, then by id. The key
+    // indexes replace v3's; the author key's also serves the exact author filter. The search
+    // words are written again: the folding now composes (NFC), and scripts written without
+    // spaces are indexed for matches anywhere inside a word.
+    sqlite: `
+      ALTER TABLE books ADD COLUMN title_key TEXT NOT NULL DEFAULT '';
+      ALTER TABLE books ADD COLUMN author_key TEXT NOT NULL DEFAULT '';
+      DROP INDEX books_title_nocase_id;
+      DROP INDEX books_author_nocase_id;
+      CREATE INDEX books_title_key_id ON books (title_key, id);
+      CREATE INDEX books_author_key_id ON books (author_key, id);
+      INSERT INTO books_search (books_search) VALUES ('delete-all');`,
+    postgres: `
+      ALTER TABLE books
+        ADD COLUMN title_key TEXT COLLATE "C" NOT NULL DEFAULT '',
+        ADD COLUMN author_key TEXT COLLATE "C" NOT NULL DEFAULT '';
+      DROP INDEX books_title_lower_id;
+      DROP INDEX books_author_lower_id;
+      CREATE INDEX books_title_key_id ON books (title_key, id);
+      CREATE INDEX books_author_key_id ON books (author_key, id);`,
+    derive: "words and keys",
   },
 ];
 

@@ -33,7 +33,12 @@ const OLD_SHELF: [string, string, number][] = [
   ["Les Misérables", "Victor Hugo", 1862],
   ["Братья Карамазовы", "Фёдор Достоевский", 1880],
   ["The Hobbit", "J. R. R. Tolkien", 1937],
+  ["Åsa-Nisse", "Stig Cederholm", 1944],
+  ["海辺のカフカ", "村上春樹", 2002],
 ];
+// Catalogues made by earlier builds: before the search index (v4), and before the sort keys
+// and the words of scripts written without spaces (v7).
+const OLD_VERSIONS = [4, 7];
 
 async function assertOldShelfFound(store: BookStore) {
   const titles = async (q: string) =>
@@ -41,6 +46,12 @@ async function assertOldShelfFound(store: BookStore) {
   assert.deepEqual(await titles("miserables"), ["Les Misérables"]);
   assert.deepEqual(await titles("достоевск"), ["Братья Карамазовы"]);
   assert.deepEqual(await titles("tolk hobb"), ["The Hobbit"]);
+  assert.deepEqual(await titles("カフカ 春樹"), ["海辺のカフカ"]);
+  const byTitle = await store.list({ after: 0, limit: 10, sort: "title" });
+  assert.deepEqual(
+    booksOf(byTitle).map((b) => b.title),
+    ["Åsa-Nisse", "Les Misérables", "The Hobbit", "Братья Карамазовы", "海辺のカフカ"],
+  );
   // And books written after the migration too.
   await store.create({ title: "The Silmarillion", author: "J. R. R. Tolkien", year: 1977 });
   assert.deepEqual(await titles("tolk"), ["The Hobbit", "The Silmarillion"]);
@@ -406,24 +417,25 @@ describe("opening a store", () => {
     await store.close();
   });
 
-  test("SQLite: a catalogue from before the search index gets it at start-up", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "books-"));
-    const path = join(dir, "books.db");
-    const db = new DatabaseSync(path);
-    db.exec(`CREATE TABLE schema_migrations (
+  for (const before of OLD_VERSIONS)
+    test(`SQLite: a catalogue from before version ${before} is searched and sorted after start-up`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "books-"));
+      const path = join(dir, "books.db");
+      const db = new DatabaseSync(path);
+      db.exec(`CREATE TABLE schema_migrations (
       version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now'))) STRICT`);
-    for (const step of MIGRATIONS.filter((m) => !m.indexWords)) {
-      db.exec(step.sqlite);
-      db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
-    }
-    const insert = db.prepare("INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
-    for (const [title, author, year] of OLD_SHELF) insert.run(title, author, year);
-    db.close();
-    const store = openSqliteStore(path);
-    await assertOldShelfFound(store);
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+      for (const step of MIGRATIONS.filter((m) => m.version < before)) {
+        db.exec(step.sqlite);
+        db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
+      }
+      const insert = db.prepare("INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
+      for (const [title, author, year] of OLD_SHELF) insert.run(title, author, year);
+      db.close();
+      const store = openSqliteStore(path);
+      await assertOldShelfFound(store);
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
   test("SQLite: writes go on while the search index writes its own pages (tombstones past 2^53)", async () => {
     // Deleting from the word index writes tombstone pages whose rowids are above 2^53, and
@@ -487,24 +499,28 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
-    test("a catalogue from before the search index gets it at start-up", async () => {
-      const schema = await freshPostgresSchema();
-      const db = await pgConnect(schema.dbUrl);
-      await db.sql`CREATE TABLE schema_migrations (
+    for (const before of OLD_VERSIONS)
+      test(`a catalogue from before version ${before} is searched and sorted after start-up`, async () => {
+        const schema = await freshPostgresSchema();
+        const db = await pgConnect(schema.dbUrl);
+        await db.sql`CREATE TABLE schema_migrations (
         version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-      for (const step of MIGRATIONS.filter((m) => !m.indexWords)) {
-        await db.script(step.postgres);
-        await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
-      }
-      for (const [title, author, year] of OLD_SHELF) {
-        await db.sql`INSERT INTO books (title, author, year) VALUES (${title}, ${author}, ${year})`;
-      }
-      await db.end();
-      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
-      await assertOldShelfFound(store);
-      await store.close();
-      await schema.drop();
-    });
+        for (const step of MIGRATIONS.filter((m) => m.version < before)) {
+          await db.script(step.postgres);
+          await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+        }
+        for (const [title, author, year] of OLD_SHELF) {
+          await db.sql`INSERT INTO books (title, author, year) VALUES (${title}, ${author}, ${year})`;
+        }
+        await db.end();
+        const store = await openStore({
+          db: { kind: "postgres", url: schema.dbUrl },
+          pgPoolSize: 1,
+        });
+        await assertOldShelfFound(store);
+        await store.close();
+        await schema.drop();
+      });
 
     /** Two stores on one fresh schema, as two instances of the service would have. */
     async function twoInstances() {
@@ -698,9 +714,12 @@ describe("opening a store", () => {
       // 200,000 books that match "common": counting them reads every one, far longer than a
       // millisecond on any machine.
       const db = await pgConnect(schema.dbUrl);
-      await db.sql`INSERT INTO books (title, author, year, title_words, author_words)
+      // Plain ASCII: the sort keys are the lower-cased fields.
+      await db.sql`INSERT INTO books (title, author, year, title_words, author_words, title_key,
+          author_key)
         SELECT 'Common ' || i, 'Author ' || i, 1900 + i % 100,
-          array_to_tsvector(ARRAY['common', i::text]), array_to_tsvector(ARRAY['author', i::text])
+          array_to_tsvector(ARRAY['common', i::text]), array_to_tsvector(ARRAY['author', i::text]),
+          'common ' || i, 'author ' || i
         FROM generate_series(1, 200000) AS i`;
       const broad = { search: searchTerms("comm"), sort: "title" } as const;
       await assert.rejects(hasty.count(broad), SearchTooBroadError);

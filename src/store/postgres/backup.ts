@@ -9,10 +9,10 @@ import {
   type CatalogueSnapshot,
 } from "../backup.js";
 import { pendingMigrations } from "../migrations.js";
+import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "./books.js";
 import { withStoreErrors } from "./errors.js";
 import type { Db, Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
-import { lexemes } from "./search-index.js";
 import { connect } from "./store.js";
 
 /**
@@ -104,12 +104,10 @@ async function restore(
 }
 
 async function insertWithIds(tx: Queryable, books: readonly Book[]): Promise<void> {
-  await tx.query(sql`INSERT INTO books (id, title, author, year, title_words, author_words)
+  await tx.query(sql`INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS})
     OVERRIDING SYSTEM VALUE
-    SELECT id, title, author, year, array_to_tsvector(string_to_array(tw, ' ')),
-      array_to_tsvector(string_to_array(aw, ' '))
+    SELECT id, title, author, year, ${DERIVED_VALUES}
     FROM unnest(${books.map((b) => b.id)}::bigint[], ${books.map((b) => b.title)}::text[],
       ${books.map((b) => b.author)}::text[], ${books.map((b) => b.year)}::integer[],
-      ${books.map((b) => lexemes(b.title))}::text[], ${books.map((b) => lexemes(b.author))}::text[])
-      AS t(id, title, author, year, tw, aw)`);
+      ${derivedArrays(books)}) AS t(id, title, author, year, tw, aw, tk, ak)`);
 }

@@ -1,26 +1,36 @@
 // The statements of single books: creates and reads by id in batches, updates, deletes.
-import sql from "sql-template-tag";
+import sql, { raw } from "sql-template-tag";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
 import { BookChangedError } from "../store.js";
 import type { Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
 
+/**
+ * What each book derives, as arrays for unnest (`tw, aw, tk, ak`): its search words and sort
+ * keys, folded in code the same way on both stores.
+ */
+export const derivedArrays = (books: readonly NewBook[]) =>
+  sql`${books.map((b) => lexemes(b.title))}::text[], ${books.map((b) => lexemes(b.author))}::text[],
+    ${books.map((b) => sortKey(b.title))}::text[], ${books.map((b) => sortKey(b.author))}::text[]`;
+/** The columns they are written to, and the values written from unnest's `tw, aw, tk, ak`. */
+export const DERIVED_COLUMNS = raw("title_words, author_words, title_key, author_key");
+export const DERIVED_VALUES = raw(`array_to_tsvector(string_to_array(tw, ' ')),
+  array_to_tsvector(string_to_array(aw, ' ')), tk, ak`);
+
 /** Writes the books in one statement; each one's id comes with its place in the list. */
 export async function insertBooks(db: Queryable, batch: readonly NewBook[]): Promise<Book[]> {
   const ids = await db.query<{ id: number }>(sql`WITH input AS (
       SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id, n, title, author, year,
-        tw, aw
+        tw, aw, tk, ak
       FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
-        ${batch.map((b) => b.year)}::integer[], ${batch.map((b) => lexemes(b.title))}::text[],
-        ${batch.map((b) => lexemes(b.author))}::text[])
-        WITH ORDINALITY AS t(title, author, year, tw, aw, n)
+        ${batch.map((b) => b.year)}::integer[], ${derivedArrays(batch)})
+        WITH ORDINALITY AS t(title, author, year, tw, aw, tk, ak, n)
     ), added AS (
-      INSERT INTO books (id, title, author, year, title_words, author_words)
+      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS})
       OVERRIDING SYSTEM VALUE
-      SELECT id, title, author, year, array_to_tsvector(string_to_array(tw, ' ')),
-        array_to_tsvector(string_to_array(aw, ' '))
-      FROM input
+      SELECT id, title, author, year, ${DERIVED_VALUES} FROM input
     )
     SELECT id FROM input ORDER BY n`);
   return batch.map((book, i) => ({ id: ids[i]?.id as number, ...book }));
@@ -58,17 +68,19 @@ export async function updateBooks(
   }
   const field = <T>(pick: (changes: BookChanges) => T | undefined) =>
     updates.map((u) => pick(u.changes) ?? null);
-  const words = (text: string | undefined) => (text === undefined ? null : lexemes(text));
+  const derived = (fold: (text: string) => string) =>
+    sql`${field((c) => c.title && fold(c.title))}::text[], ${field((c) => c.author && fold(c.author))}::text[]`;
   const updated = await db.query<Book>(sql`UPDATE books SET
       title = coalesce(u.title, books.title),
       author = coalesce(u.author, books.author),
       year = coalesce(u.year, books.year),
       title_words = coalesce(array_to_tsvector(string_to_array(u.tw, ' ')), books.title_words),
-      author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words)
+      author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words),
+      title_key = coalesce(u.tk, books.title_key),
+      author_key = coalesce(u.ak, books.author_key)
     FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
       ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],
-      ${updates.map((u) => words(u.changes.title))}::text[],
-      ${updates.map((u) => words(u.changes.author))}::text[]) AS u(id, title, author, year, tw, aw)
+      ${derived(lexemes)}, ${derived(sortKey)}) AS u(id, title, author, year, tw, aw, tk, ak)
     WHERE books.id = u.id
     RETURNING books.id, books.title, books.author, books.year`);
   const byId = new Map(updated.map((book) => [book.id, book]));

@@ -1,6 +1,7 @@
 // Listing pages, searches and counts on PostgreSQL: one statement per page, searches under a
 // time limit.
 import sql, { empty, raw, type Sql } from "sql-template-tag";
+import { sortKey } from "../../rules/search.js";
 import type { BookFilters, BookPage, BookQuery, SortField } from "../store.js";
 import type { Db, Queryable } from "./pool.js";
 import { tsquery } from "./search-index.js";
@@ -43,7 +44,8 @@ export function createListing(db: Db, searchTimeoutMs: number): Listing {
     const [probe] = await tx.query<{ n: number }>(sql`SELECT count(*)::integer AS n
       FROM (SELECT 1 FROM books WHERE ${match} LIMIT ${FEW_MATCHES + 1}) m`);
     if ((probe?.n ?? 0) <= FEW_MATCHES) {
-      return sql`(SELECT id, title, author, year FROM books WHERE ${match} OFFSET 0) AS books`;
+      return sql`(SELECT id, title, author, year, title_key, author_key FROM books
+        WHERE ${match} OFFSET 0) AS books`;
     }
     conditions.push(match);
     return raw("books");
@@ -127,10 +129,8 @@ export function createListing(db: Db, searchTimeoutMs: number): Listing {
 function filterConditions(filters: BookFilters): Fragment[] {
   const conditions: Fragment[] = [];
   if (filters.author !== undefined) {
-    // The index is on the author without case; the second test keeps the match exact.
-    conditions.push(
-      sql`lower(author) COLLATE "C" = lower(${filters.author}) AND author = ${filters.author}`,
-    );
+    // The index is on the author's sort key; the second test keeps the match exact.
+    conditions.push(sql`author_key = ${sortKey(filters.author)} AND author = ${filters.author}`);
   }
   if (filters.year !== undefined) conditions.push(sql`year = ${filters.year}`);
   return conditions;
@@ -138,17 +138,18 @@ function filterConditions(filters: BookFilters): Fragment[] {
 
 /**
  * Each order's sort key, as its index is built, and a cursor's value made comparable to it.
- * Titles and authors compare as lower-case bytes ("C"): the order SQLite's NOCASE gives ASCII.
+ * Titles and authors compare by their sort keys (rules/search.ts), in the columns' "C"
+ * collation: code point order, as SQLite's BINARY.
  */
 function sortKeysOf(): Record<SortField, SortKey> {
-  const byText = (column: "title" | "author") => ({
-    key: raw(`lower(${column}) COLLATE "C"`),
-    cursor: (value: string | number) => sql`lower(${String(value)}) COLLATE "C"`,
+  const byText = (column: "title_key" | "author_key") => ({
+    key: raw(column),
+    cursor: (value: string | number) => sql`${sortKey(String(value))}::text COLLATE "C"`,
   });
   return {
     id: { key: raw("id"), cursor: () => raw("NULL") },
-    title: byText("title"),
-    author: byText("author"),
+    title: byText("title_key"),
+    author: byText("author_key"),
     year: { key: raw("year"), cursor: (value) => sql`${Number(value)}::integer` },
   };
 }

@@ -1,4 +1,5 @@
-import sql from "sql-template-tag";
+import sql, { empty } from "sql-template-tag";
+import { sortKey } from "../../rules/search.js";
 import { pendingMigrations } from "../migrations.js";
 import { STORE_OPEN_TIMEOUT_SECONDS } from "../open.js";
 import type { Db, Queryable } from "./pool.js";
@@ -24,7 +25,7 @@ export async function migrate(db: Db): Promise<void> {
       const rows = await tx.query<{ version: number }>(sql`SELECT version FROM schema_migrations`);
       for (const step of pendingMigrations(rows.map((row) => row.version))) {
         await tx.query(step.postgres);
-        if (step.indexWords) await indexWords(tx);
+        if (step.derive !== undefined) await derive(tx, step.derive === "words and keys");
         await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
       }
     },
@@ -32,18 +33,23 @@ export async function migrate(db: Db): Promise<void> {
   );
 }
 
-/** Writes every book's search words, a thousand books a statement, in id order. */
-async function indexWords(tx: Queryable): Promise<void> {
+/**
+ * Writes every book's search words, and with `keys` its sort keys (see Migration.derive), a
+ * thousand books a statement, in id order.
+ */
+async function derive(tx: Queryable, keys: boolean): Promise<void> {
   for (let after = 0; ; ) {
     const books = await tx.query<{ id: number; title: string; author: string }>(sql`
       SELECT id, title, author FROM books WHERE id > ${after} ORDER BY id LIMIT 1000`);
     const last = books.at(-1);
     if (last === undefined) return;
+    const setKeys = keys ? sql`, title_key = w.tk, author_key = w.ak` : empty;
     await tx.query(sql`UPDATE books SET
         title_words = array_to_tsvector(string_to_array(w.title, ' ')),
-        author_words = array_to_tsvector(string_to_array(w.author, ' '))
+        author_words = array_to_tsvector(string_to_array(w.author, ' ')) ${setKeys}
       FROM unnest(${books.map((b) => b.id)}::bigint[], ${books.map((b) => lexemes(b.title))}::text[],
-        ${books.map((b) => lexemes(b.author))}::text[]) AS w(id, title, author)
+        ${books.map((b) => lexemes(b.author))}::text[], ${books.map((b) => sortKey(b.title))}::text[],
+        ${books.map((b) => sortKey(b.author))}::text[]) AS w(id, title, author, tk, ak)
       WHERE books.id = w.id`);
     after = last.id;
   }

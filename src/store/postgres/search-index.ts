@@ -1,7 +1,7 @@
-import { type SearchTerm, searchWords } from "../../rules/search.js";
+import { indexWords, type SearchTerm } from "../../rules/search.js";
 
 /** A field's search words, as its tsvector holds them: one lexeme each. */
-export const lexemes = (text: string) => searchWords(text).join(" ");
+export const lexemes = (text: string) => indexWords(text).join(" ");
 
 /** The tsquery for the terms: each word a quoted lexeme, a prefix query where it may be one. */
 export const tsquery = (terms: readonly SearchTerm[]) =>

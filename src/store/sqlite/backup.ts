@@ -5,6 +5,7 @@ import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Book } from "../../rules/book.js";
+import { sortKey } from "../../rules/search.js";
 import {
   BACKUP_PAGE_SIZE,
   type BackupStore,
@@ -113,12 +114,14 @@ async function restore(
     }
     const insert = writeStatement(
       db,
-      "INSERT INTO books (id, title, author, year) VALUES (?, ?, ?, ?)",
+      `INSERT INTO books (id, title, author, year, title_key, author_key)
+        VALUES (?, ?, ?, ?, ?, ?)`,
     );
     const index = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
     for await (const page of pages) {
       for (const book of page) {
-        insert.run(book.id, book.title, book.author, book.year);
+        const { id, title, author, year } = book;
+        insert.run(id, title, author, year, sortKey(title), sortKey(author));
         index.run(book.id, indexedWords(book));
       }
     }

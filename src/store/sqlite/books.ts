@@ -2,6 +2,7 @@
 // search-index rows in the same transaction.
 import type { DatabaseSync } from "node:sqlite";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
 import { BookChangedError } from "../store.js";
 import { writeStatement } from "./schema.js";
@@ -10,11 +11,15 @@ import { indexedWords } from "./search-index.js";
 /** The statements of single books; the writes run inside a group's transaction. */
 export function bookStatements(db: DatabaseSync) {
   const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
-  const insertStmt = writeStatement(db, "INSERT INTO books (title, author, year) VALUES (?, ?, ?)");
+  const insertStmt = writeStatement(
+    db,
+    "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?)",
+  );
   const updateStmt = writeStatement(
     db,
     `UPDATE books SET title = coalesce(?, title), author = coalesce(?, author),
-       year = coalesce(?, year) WHERE id = ?`,
+       year = coalesce(?, year), title_key = coalesce(?, title_key),
+       author_key = coalesce(?, author_key) WHERE id = ?`,
   );
   const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
@@ -34,7 +39,10 @@ export function bookStatements(db: DatabaseSync) {
   return {
     get,
     create(book: NewBook): Book {
-      const id = Number(insertStmt.run(book.title, book.author, book.year).lastInsertRowid);
+      const { title, author, year } = book;
+      const id = Number(
+        insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
+      );
       indexStmt.run(id, indexedWords(book));
       return { id, ...book };
     },
@@ -50,7 +58,8 @@ export function bookStatements(db: DatabaseSync) {
       const refused = expected === undefined ? undefined : precondition(id, expected);
       if (refused !== undefined) return refused === "absent" ? undefined : refused;
       const { title = null, author = null, year = null } = changes;
-      if (updateStmt.run(title, author, year, id).changes === 0n) return undefined;
+      const keys = [title && sortKey(title), author && sortKey(author)];
+      if (updateStmt.run(title, author, year, ...keys, id).changes === 0n) return undefined;
       const book = get(id) as Book;
       if (title !== null || author !== null) {
         unindexStmt.run(id);

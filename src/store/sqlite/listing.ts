@@ -6,7 +6,16 @@ import { matchesTerms, type SearchTerm } from "../../rules/search.js";
 import type { ReadCaches } from "../read-caches.js";
 import type { BookFilters, BookPage, BookQuery } from "../store.js";
 import { matchExpression } from "./search-index.js";
-import { countSql, type ListKind, listKind, listParameters, listSql, scanSql } from "./sql.js";
+import {
+  countSql,
+  cursorKey,
+  filterParameters,
+  type ListKind,
+  listKind,
+  listParameters,
+  listSql,
+  scanSql,
+} from "./sql.js";
 
 /** How much work one search may do; tests make it small. */
 export interface SearchBounds {
@@ -83,10 +92,8 @@ export function createListing(
         author: filters.author !== undefined,
         year: filters.year !== undefined,
       };
-      const parameters: Record<string, SQLInputValue> = {};
+      const parameters = filterParameters(filters);
       if (search) parameters.match = matchExpression(filters.search ?? []);
-      if (filters.author !== undefined) parameters.author = filters.author;
-      if (filters.year !== undefined) parameters.year = filters.year;
       return (statementFor(countSql, shape).get(parameters) as { count: number }).count;
     },
   };
@@ -127,7 +134,7 @@ function scanPage(
   const kind: ListKind = { ...listKind(query), author: false, year: false };
   const parameters: Record<string, SQLInputValue> = { window: bounds.window };
   if (kind.cursor) parameters.after = query.after;
-  if (kind.cursor && kind.sort !== "id") parameters.afterKey = query.afterKey ?? null;
+  if (kind.cursor && kind.sort !== "id") parameters.afterKey = cursorKey(kind.sort, query.afterKey);
   if (kind.sort === "id") parameters.match = match;
   const books: Book[] = [];
   let examined = 0;

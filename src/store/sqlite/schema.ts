@@ -1,4 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { sortKey } from "../../rules/search.js";
 import { pendingMigrations } from "../migrations.js";
 import { indexedWords } from "./search-index.js";
 
@@ -43,13 +44,28 @@ export function migrate(db: DatabaseSync): void {
       .map((row) => row.version as number);
     for (const step of pendingMigrations(applied)) {
       db.exec(step.sqlite);
-      if (step.indexWords) {
-        const index = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
-        for (const book of db.prepare("SELECT id, title, author FROM books").iterate()) {
-          index.run(book.id as number, indexedWords(book as { title: string; author: string }));
-        }
-      }
+      if (step.derive !== undefined) derive(db, step.derive === "words and keys");
       db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
     }
   });
+}
+
+/** Writes every book's search words, and with `keys` its sort keys (see Migration.derive). */
+function derive(db: DatabaseSync, keys: boolean): void {
+  const index = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
+  const setKeys =
+    keys && writeStatement(db, "UPDATE books SET title_key = ?, author_key = ? WHERE id = ?");
+  // A thousand at a time in id order: rows are not changed under a statement still reading.
+  const next = db.prepare(
+    "SELECT id, title, author FROM books WHERE id > ? ORDER BY id LIMIT 1000",
+  );
+  for (let after = 0; ; ) {
+    const books = next.all(after) as unknown as { id: number; title: string; author: string }[];
+    if (books.length === 0) return;
+    for (const book of books) {
+      index.run(book.id, indexedWords(book));
+      if (setKeys) setKeys.run(sortKey(book.title), sortKey(book.author), book.id);
+    }
+    after = books.at(-1)?.id as number;
+  }
 }

@@ -1,8 +1,8 @@
-import { type SearchTerm, searchWords } from "../../rules/search.js";
+import { indexWords, type SearchTerm } from "../../rules/search.js";
 
 /** The words the search index keeps for a book. */
 export const indexedWords = (book: { title: string; author: string }) =>
-  [...new Set([...searchWords(book.title), ...searchWords(book.author)])].join(" ");
+  [...new Set([...indexWords(book.title), ...indexWords(book.author)])].join(" ");
 
 /** The FTS5 query for the terms: each a quoted word, a prefix query where it may be one. */
 export const matchExpression = (terms: readonly SearchTerm[]) =>

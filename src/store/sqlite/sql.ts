@@ -1,6 +1,7 @@
 // The SQL of listings, searches and counts: one statement per shape, built once.
 import type { SQLInputValue } from "node:sqlite";
-import type { BookQuery, SortField } from "../store.js";
+import { sortKey } from "../../rules/search.js";
+import type { BookFilters, BookQuery, SortField } from "../store.js";
 
 /** What shapes a listing statement: its order, whether it starts after a cursor, its filters. */
 export interface ListKind {
@@ -30,35 +31,50 @@ export function listParameters(query: BookQuery, ids?: string) {
   // Only the parameters the statement names: node:sqlite refuses any other.
   const parameters: Record<string, SQLInputValue> = { limit: query.limit };
   if (kind.cursor || (kind.sort === "id" && !kind.descending)) parameters.after = query.after;
-  if (kind.cursor && kind.sort !== "id") parameters.afterKey = query.afterKey ?? null;
+  if (kind.cursor && kind.sort !== "id") parameters.afterKey = cursorKey(kind.sort, query.afterKey);
   if (ids !== undefined) parameters.ids = ids;
-  if (query.author !== undefined) parameters.author = query.author;
-  if (query.year !== undefined) parameters.year = query.year;
+  Object.assign(parameters, filterParameters(query));
   return { kind, parameters };
 }
 
-// Titles and authors sort without regard to (ASCII) case, as their indexes are built.
-const COLLATION: Record<SortField, string> = {
-  id: "",
-  title: " COLLATE NOCASE",
-  author: " COLLATE NOCASE",
-  year: "",
+/** The parameters of the author and year filters. */
+export function filterParameters(filters: BookFilters): Record<string, SQLInputValue> {
+  const parameters: Record<string, SQLInputValue> = {};
+  if (filters.author !== undefined) {
+    parameters.author = filters.author;
+    parameters.authorKey = sortKey(filters.author);
+  }
+  if (filters.year !== undefined) parameters.year = filters.year;
+  return parameters;
+}
+
+/** A cursor's sort value as the order's column holds it: a title or author as its sort key. */
+export function cursorKey(sort: SortField, afterKey: string | number | undefined): SQLInputValue {
+  if (afterKey === undefined) return null;
+  return sort === "title" || sort === "author" ? sortKey(String(afterKey)) : afterKey;
+}
+
+// The column each order reads: titles and authors by their sort keys (rules/search.ts), as
+// their indexes are built.
+const ORDER_COLUMN: Record<SortField, string> = {
+  id: "id",
+  title: "title_key",
+  author: "author_key",
+  year: "year",
 };
 
 /** The condition that starts a sorted listing after its cursor. */
 function cursorCondition(kind: ListKind, past: string): string {
-  // The collation goes on the cursor's side: on the column's, SQLite scans the index from
-  // its start instead of seeking.
   return kind.sort === "id"
     ? `id ${past} @after`
-    : `(${kind.sort}, id) ${past} (@afterKey${COLLATION[kind.sort]}, @after)`;
+    : `(${ORDER_COLUMN[kind.sort]}, id) ${past} (@afterKey, @after)`;
 }
 
 /** The conditions of the author and year filters. */
 function filterConditions(kind: { author: boolean; year: boolean }): string[] {
   const conditions: string[] = [];
-  // The index is on the author without case; the second test keeps the match exact.
-  if (kind.author) conditions.push("author = @author COLLATE NOCASE AND author = @author");
+  // The index is on the author's sort key; the second test keeps the match exact.
+  if (kind.author) conditions.push("author_key = @authorKey AND author = @author");
   if (kind.year) conditions.push("year = @year");
   return conditions;
 }
@@ -78,17 +94,17 @@ export function listSql(kind: ListKind): string {
       FROM (SELECT id, ${json} AS json FROM ${books} WHERE ${conditions.join(" AND ")}
             ORDER BY id LIMIT @limit)`;
   }
-  // Sorted by the field (or the id again), then the id; `last` is the page's last book.
-  const field = `${kind.sort}${COLLATION[kind.sort]}`;
-  const k = `k${COLLATION[kind.sort]}`;
+  // Sorted by the field's column (or the id again), then the id; `last` is the page's last
+  // book, its field (k) the next cursor's key.
+  const column = ORDER_COLUMN[kind.sort];
   const [way, back, past] = kind.descending ? ["DESC", "ASC", "<"] : ["ASC", "DESC", ">"];
   if (kind.cursor) conditions.unshift(cursorCondition(kind, past));
   const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
   return `WITH page AS (
-      SELECT id, ${kind.sort} AS k, ${json} AS json FROM ${books} ${where}
-      ORDER BY ${field} ${way}, id ${way} LIMIT @limit),
-    last AS (SELECT id, k FROM page ORDER BY ${k} ${back}, id ${back} LIMIT 1)
-    SELECT (SELECT coalesce(group_concat(json, ',' ORDER BY ${k} ${way}, id ${way}), '')
+      SELECT id, ${kind.sort} AS k, ${column} AS s, ${json} AS json FROM ${books} ${where}
+      ORDER BY ${column} ${way}, id ${way} LIMIT @limit),
+    last AS (SELECT id, k FROM page ORDER BY s ${back}, id ${back} LIMIT 1)
+    SELECT (SELECT coalesce(group_concat(json, ',' ORDER BY s ${way}, id ${way}), '')
         FROM page) AS json,
       (SELECT count(*) FROM page) AS count,
       coalesce((SELECT id FROM last), 0) AS lastId,
@@ -119,5 +135,5 @@ export function scanSql(kind: ListKind): string {
   }
   const where = kind.cursor ? `WHERE ${cursorCondition(kind, past)}` : "";
   return `SELECT id, title, author, year FROM books ${where}
-    ORDER BY ${kind.sort}${COLLATION[kind.sort]} ${way}, id ${way} LIMIT @window`;
+    ORDER BY ${ORDER_COLUMN[kind.sort]} ${way}, id ${way} LIMIT @window`;
 }
