@@ -125,6 +125,46 @@ for (const kind of await storesUnderTest()) {
         });
       }
 
+      test("400 Invalid input for bytes that are not UTF-8; nothing is stored altered", async () => {
+        const before = (await send("GET", "/books")).body.data as Book[];
+        const bad = Buffer.concat([
+          Buffer.from('{"title":"bad'),
+          Buffer.from([0xff]),
+          Buffer.from('","author":"A","year":1}'),
+        ]);
+        assertEnvelope(await send("POST", "/book", { payload: bad }), 400, Messages.invalidInput);
+        // An overlong encoding of "/" and a lone surrogate's bytes: not UTF-8 either.
+        for (const bytes of [
+          [0xc0, 0xaf],
+          [0xed, 0xa0, 0x80],
+        ]) {
+          const payload = Buffer.concat([
+            Buffer.from('{"title":"x'),
+            Buffer.from(bytes),
+            Buffer.from('","author":"A","year":1}'),
+          ]);
+          assertEnvelope(await send("POST", "/book", { payload }), 400, Messages.invalidInput);
+        }
+        const book = await createBook();
+        const change = Buffer.concat([
+          Buffer.from('{"title":"M'),
+          Buffer.from([0xe9]),
+          Buffer.from('lanie"}'),
+        ]);
+        assertEnvelope(
+          await send("PUT", `/book/${book.id}`, { payload: change }),
+          400,
+          Messages.invalidInput,
+        );
+        assert.deepEqual((await send("GET", `/book/${book.id}`)).body.data, book);
+        assert.equal(((await send("GET", "/books")).body.data as Book[]).length, before.length + 1);
+        // Well-formed UTF-8 of every width is taken as it is.
+        const fine = await send("POST", "/book", {
+          payload: Buffer.from('{"title":"Mélanie 森 𝄞","author":"A","year":1}'),
+        });
+        assert.equal((fine.body.data as Book).title, "Mélanie 森 𝄞");
+      });
+
       test("nothing is stored by refused bodies, and __proto__ never reaches a book", async () => {
         await send("POST", "/book", {
           payload: `{"title":"Poisoned","author":"A","year":1,"__proto__":{"year":5}}`,

@@ -45,7 +45,7 @@ export interface CallOptions {
   token?: string;
   body?: unknown;
   /** A body sent as these exact bytes, not JSON-encoded. */
-  payload?: string;
+  payload?: string | Buffer;
   headers?: Record<string, string>;
   remoteAddress?: string;
 }
