@@ -45,10 +45,22 @@ export function* searchableBooks(count: number): Generator<NewBook> {
   const pick = () => word(Math.floor(VOCABULARY * next() ** 2.5));
   for (let i = 1; i <= count; i++) {
     const rare = i % 1_000 === 7 ? ` ${rareWord(Math.floor(i / 1_000))}` : "";
-    const title = `${capital(pick())} ${pick()} ${pick()}${rare}`;
+    const cjk = i % 10 === 3 ? ` ${unspacedTitle(i)}` : "";
+    const title = `${capital(pick())} ${pick()} ${pick()}${rare}${cjk}`;
     const author = `${capital(word(500 + Math.floor(next() * 200)))} ${capital(word(1_000 + Math.floor(next() * 500)))}`;
     yield { title, author, year: 1800 + Math.floor(next() * 225) };
   }
+}
+
+// One title in ten also holds a run of Han characters written without spaces: six of 2,000,
+// skewed as the words are, so a search inside such runs meets common characters and rare ones.
+const HAN = 2_000;
+const han = (i: number) => String.fromCodePoint(0x4e00 + i);
+
+/** Book i's run of Han characters, the same every run (its own generator, seeded by i). */
+function unspacedTitle(i: number): string {
+  const next = random(i);
+  return Array.from({ length: 6 }, () => han(Math.floor(HAN * next() ** 2.5))).join("");
 }
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
@@ -60,6 +72,16 @@ export const SEARCHES = {
   "a rare word": Array.from({ length: 200 }, (_, j) => rareWord(j * 4)),
   "two words": [`${word(1)} ${word(3)}`, `${word(0)} ${word(2)}`, `${word(2)} ${word(5)}`],
   "a prefix": [word(40).slice(0, 4), word(90).slice(0, 4), word(7).slice(0, 5)],
+  // Inside runs written without spaces: one common character, two or three from the middle of
+  // some book's run, and a rare character.
+  "Han inside a word": [
+    han(0),
+    han(3),
+    unspacedTitle(13).slice(2, 4),
+    unspacedTitle(1_003).slice(1, 4),
+    unspacedTitle(500_003).slice(3, 5),
+    han(1_900),
+  ],
 };
 
 /** Writes the books, with ids 1, 2, …, and their search words into a migrated, empty database. */

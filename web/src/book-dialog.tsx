@@ -1,7 +1,8 @@
 import type { Book, BookCatalogueClient } from "book-catalogue";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { Modal } from "./modal.js";
 import { describeFailure, endsSession } from "./session.js";
+import { isChanged, useBookVersion } from "./use-book-version.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
 
 interface ActionProps {
@@ -26,18 +27,33 @@ const FIELDS: { field: Field; label: string; hint?: string }[] = [
   { field: "year", label: "Year", hint: "A negative year is BC." },
 ];
 
+const draftOf = (book: Book | undefined): Draft => ({
+  title: book?.title ?? "",
+  author: book?.author ?? "",
+  year: book ? String(book.year) : "",
+});
+
+/** How a dialog ended: the book saved, or another librarian's version kept instead. */
+export type Outcome = "saved" | "kept";
+
 export function BookDialog(
-  props: ActionProps & { book: Book | undefined; onDone: (saved: Book) => void },
+  props: ActionProps & { book: Book | undefined; onDone: (book: Book, outcome: Outcome) => void },
 ) {
   const { book } = props;
-  const [draft, setDraft] = useState<Draft>({
-    title: book?.title ?? "",
-    author: book?.author ?? "",
-    year: book ? String(book.year) : "",
-  });
+  const [draft, setDraft] = useState<Draft>(draftOf(book));
   const [problems, setProblems] = useState<Problems>({});
   const [refused, setRefused] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // Another librarian's save that came first: shown beside what this one typed.
+  const [theirs, setTheirs] = useState<Book>();
+  const version = useBookVersion(props.client, book, (error) =>
+    setRefused(refusal(error, props.onFailure)),
+  );
+  const untouched = JSON.stringify(draft) === JSON.stringify(draftOf(book));
+  useEffect(() => {
+    // The stored book may be newer than the listing's row: shown until the librarian types.
+    if (version.tagged && untouched) setDraft(draftOf(version.tagged.book));
+  }, [version.tagged]);
 
   const change = (field: Field, value: string) => {
     setDraft({ ...draft, [field]: value });
@@ -59,14 +75,20 @@ export function BookDialog(
     setRefused(undefined);
     try {
       const saved = book
-        ? await props.client.updateBook(book.id, checked.book)
+        ? (await props.client.updateTaggedBook(book.id, checked.book, version.tagged?.etag ?? ""))
+            .book
         : await props.client.createBook(checked.book);
-      props.onDone(saved);
+      props.onDone(saved, "saved");
     } catch (error) {
-      setRefused(refusal(error, props.onFailure));
+      if (isChanged(error)) {
+        // The stored version becomes the one a second Save goes onto: "Keep mine".
+        const current = await version.reload();
+        setTheirs(current?.book);
+      } else setRefused(refusal(error, props.onFailure));
       setBusy(false);
     }
   }
+  const loading = book !== undefined && version.tagged === undefined && !version.gone;
 
   return (
     <Modal title={book ? "Edit book" : "Add a book"} onCancel={props.onCancel}>
@@ -107,6 +129,12 @@ export function BookDialog(
             </div>
           );
         })}
+        {version.gone && (
+          <p class="error" role="alert">
+            Someone has deleted this book. Cancel, or add it again as a new book.
+          </p>
+        )}
+        {theirs && !version.gone && <TheirSave theirs={theirs} />}
         {refused && (
           <p class="error" role="alert">
             {refused}
@@ -116,8 +144,13 @@ export function BookDialog(
           <button type="button" class="quiet" onClick={props.onCancel}>
             Cancel
           </button>
-          <button type="submit" disabled={busy}>
-            {busy ? "Saving…" : "Save"}
+          {theirs && !version.gone && (
+            <button type="button" class="quiet" onClick={() => props.onDone(theirs, "kept")}>
+              Keep theirs
+            </button>
+          )}
+          <button type="submit" disabled={busy || loading || version.gone}>
+            {busy ? "Saving…" : loading ? "Loading…" : theirs ? "Keep mine" : "Save"}
           </button>
         </div>
       </form>
@@ -125,27 +158,66 @@ export function BookDialog(
   );
 }
 
+/** Another librarian's save, beside the form that still holds what this librarian typed. */
+function TheirSave({ theirs }: { theirs: Book }) {
+  return (
+    <div class="conflict" role="alert">
+      <p>
+        <strong>Another librarian saved this book while you were editing it.</strong> Their version
+        is below; yours is still in the form. Keep either.
+      </p>
+      <dl>
+        <dt>Title</dt>
+        <dd>{theirs.title}</dd>
+        <dt>Author</dt>
+        <dd>{theirs.author}</dd>
+        <dt>Year</dt>
+        <dd>{theirs.year}</dd>
+      </dl>
+    </div>
+  );
+}
+
 export function ConfirmDelete(props: ActionProps & { book: Book; onDone: () => void }) {
   const [refused, setRefused] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [changed, setChanged] = useState(false);
+  const version = useBookVersion(props.client, props.book, (error) =>
+    setRefused(refusal(error, props.onFailure)),
+  );
+  const shown = version.tagged?.book ?? props.book;
 
   async function remove() {
     setBusy(true);
     try {
-      await props.client.deleteBook(props.book.id);
+      await props.client.deleteBook(props.book.id, { ifMatch: version.tagged?.etag ?? "" });
       props.onDone();
     } catch (error) {
-      setRefused(refusal(error, props.onFailure));
+      // Changed since it was shown: show it as it is now, and delete that only if asked again.
+      if (isChanged(error)) setChanged((await version.reload()) !== undefined);
+      else setRefused(refusal(error, props.onFailure));
       setBusy(false);
     }
   }
+  const ready = version.tagged !== undefined && !version.gone;
 
   return (
     <Modal title="Delete this book?" onCancel={props.onCancel}>
+      {changed && (
+        <p class="conflict" role="alert">
+          <strong>Another librarian changed this book while you were deciding.</strong> This is it
+          now.
+        </p>
+      )}
       <p>
-        “{props.book.title}” by {props.book.author} ({props.book.year}) will be removed from the
-        catalogue. This cannot be undone.
+        “{shown.title}” by {shown.author} ({shown.year}) will be removed from the catalogue. This
+        cannot be undone.
       </p>
+      {version.gone && (
+        <p class="error" role="alert">
+          Someone has already deleted this book.
+        </p>
+      )}
       {refused && (
         <p class="error" role="alert">
           {refused}
@@ -155,8 +227,8 @@ export function ConfirmDelete(props: ActionProps & { book: Book; onDone: () => v
         <button type="button" class="quiet" onClick={props.onCancel} autofocus>
           Keep it
         </button>
-        <button type="button" class="danger" disabled={busy} onClick={remove}>
-          {busy ? "Deleting…" : "Delete"}
+        <button type="button" class="danger" disabled={busy || !ready} onClick={remove}>
+          {busy ? "Deleting…" : changed ? "Delete it anyway" : "Delete"}
         </button>
       </div>
     </Modal>

@@ -26,8 +26,14 @@ export function EditingDialog({ editing, client, onDone, onCancel, onFailure }: 
         <BookDialog
           client={client}
           book={editing.mode === "edit" ? editing.book : undefined}
-          onDone={(saved) =>
-            onDone(editing.mode === "add" ? `Added “${saved.title}”.` : `Saved “${saved.title}”.`)
+          onDone={(book, outcome) =>
+            onDone(
+              outcome === "kept"
+                ? `Kept the other librarian's “${book.title}”.`
+                : editing.mode === "add"
+                  ? `Added “${book.title}”.`
+                  : `Saved “${book.title}”.`,
+            )
           }
           onCancel={onCancel}
           onFailure={onFailure}

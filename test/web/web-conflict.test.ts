@@ -1,0 +1,131 @@
+// Two librarians edit one book in two Chromium pages: the second save never overwrites the
+// first unseen. The page saves with If-Match, and on 412 shows the other save beside what
+// this librarian typed, letting them keep either.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { Browser, Page } from "playwright-core";
+import type { App } from "../../src/http/app.js";
+import { WEB_ROOT } from "../../src/http/web-page.js";
+import type { Book } from "../../src/rules/book.js";
+import { browserSkipReason, launchChromium } from "../support/browser.js";
+import {
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "../support/helpers.js";
+
+const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
+const EARTHSEA = { title: "A Wizard of Earthsea", author: "Ursula K. Le Guin", year: 1968 };
+
+describe("two librarians, one book, in Chromium", { skip: browserSkipReason() }, () => {
+  let browser: Browser;
+  let app: App;
+  let base: string;
+  let token: string;
+  const api = <T>(method: string, url: string, body?: unknown) =>
+    call<T>(app, method, url, { token, ...(body === undefined ? {} : { body }) });
+
+  before(async () => {
+    browser = await launchChromium();
+    app = await buildTestApp({ webRoot: WEB_ROOT });
+    base = await listenLocally(app);
+    token = await tokenFor(app);
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** A librarian of their own (a tab with its own session), signed in, the book found. */
+  async function librarian(title: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(base);
+    await page.getByLabel("Username").fill(TEST_USERNAME);
+    await page.getByLabel("Password").fill(TEST_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("searchbox").fill(title);
+    await page.getByRole("button", { name: `Edit “${title}”` }).waitFor();
+    return page;
+  }
+
+  const editDialog = (page: Page) => page.getByRole("dialog", { name: "Edit book" });
+
+  async function startEditing(page: Page, title: string, field: string, value: string) {
+    await page.getByRole("button", { name: `Edit “${title}”` }).click();
+    const dialog = editDialog(page);
+    await dialog.getByRole("button", { name: "Save" }).waitFor();
+    await dialog.getByLabel(field).fill(value);
+    return dialog;
+  }
+
+  test("the second save shows the first beside the typed text; keeping mine saves it", async () => {
+    const { id } = (await api<Book>("POST", "/book", EARTHSEA)).body.data as Book;
+    const [first, second] = [await librarian(EARTHSEA.title), await librarian(EARTHSEA.title)];
+    const firstDialog = await startEditing(first, EARTHSEA.title, "Year", "1969");
+    const secondDialog = await startEditing(second, EARTHSEA.title, "Title", "Earthsea I");
+
+    await firstDialog.getByRole("button", { name: "Save" }).click();
+    await firstDialog.waitFor({ state: "detached" });
+    assert.equal((await api<Book>("GET", `/book/${id}`)).body.data?.year, 1969);
+
+    await secondDialog.getByRole("button", { name: "Save" }).click();
+    const conflict = secondDialog.locator(".conflict");
+    await conflict
+      .getByText("Another librarian saved this book while you were editing it.")
+      .waitFor();
+    assert.match(await conflict.innerText(), /Year\s+1969/);
+    // Nothing was written, and what the second librarian typed is still there.
+    assert.deepEqual((await api<Book>("GET", `/book/${id}`)).body.data, {
+      id,
+      ...EARTHSEA,
+      year: 1969,
+    });
+    assert.equal(await secondDialog.getByLabel("Title").inputValue(), "Earthsea I");
+    await second.screenshot({ path: join(SCREENSHOTS, "conflict-desktop.png") });
+
+    await secondDialog.getByRole("button", { name: "Keep mine" }).click();
+    await secondDialog.waitFor({ state: "detached" });
+    const stored = (await api<Book>("GET", `/book/${id}`)).body.data;
+    // Theirs was seen and overwritten on purpose: the year of the form, read before theirs.
+    assert.deepEqual(stored, { id, title: "Earthsea I", author: EARTHSEA.author, year: 1968 });
+  });
+
+  test("keeping theirs writes nothing and shows their book", async () => {
+    const book = { ...EARTHSEA, title: "The Tombs of Atuan", year: 1970 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    const [first, second] = [await librarian(book.title), await librarian(book.title)];
+    const secondDialog = await startEditing(second, book.title, "Year", "1999");
+    await api("PUT", `/book/${id}`, { year: 1971 });
+    await first.close();
+
+    await secondDialog.getByRole("button", { name: "Save" }).click();
+    await secondDialog.getByRole("button", { name: "Keep theirs" }).click();
+    await secondDialog.waitFor({ state: "detached" });
+    await second.getByText("Kept the other librarian's “The Tombs of Atuan”.").waitFor();
+    await second.locator("tbody td.col-year").getByText("1971").waitFor();
+    assert.equal((await api<Book>("GET", `/book/${id}`)).body.data?.year, 1971);
+  });
+
+  test("a delete confirmed on an older version asks again, showing the book as it is now", async () => {
+    const book = { ...EARTHSEA, title: "The Farthest Shore", year: 1972 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    const page = await librarian(book.title);
+    await page.getByRole("button", { name: `Delete “${book.title}”` }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete this book?" });
+    await dialog.getByRole("button", { name: "Delete" }).waitFor();
+    await api("PUT", `/book/${id}`, { year: 1973 });
+    await dialog.getByRole("button", { name: "Delete" }).click();
+    await dialog.getByText("Another librarian changed this book").waitFor();
+    await dialog.getByText("(1973)").waitFor();
+    assert.equal((await api("GET", `/book/${id}`)).status, 200, "nothing deleted yet");
+    await dialog.getByRole("button", { name: "Delete it anyway" }).click();
+    await dialog.waitFor({ state: "detached" });
+    assert.equal((await api("GET", `/book/${id}`)).status, 404);
+  });
+});
