@@ -9,6 +9,7 @@ import { EmptyNotice } from "./catalogue/empty-notice.js";
 import { FailureNotice, useFailure } from "./catalogue/failure.js";
 import { Pager } from "./catalogue/pager.js";
 import { Toolbar } from "./catalogue/toolbar.js";
+import { useImportingClient } from "./catalogue/use-imported.js";
 import { useListing } from "./catalogue/use-listing.js";
 import { useWalk } from "./catalogue/use-walk.js";
 
@@ -21,6 +22,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, { fail, answered: clear });
+  const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
   const [editing, setEditing] = useState<Editing>();
   const { books, next, loading, reload } = listing;
@@ -72,6 +74,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         <EditingDialog
           editing={editing}
           client={client}
+          importing={importing}
           onDone={done}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}

@@ -14,11 +14,14 @@ interface Props {
   client: BookCatalogueClient;
   /** After a change: what it did, for the page to announce. */
   onDone: (message: string) => void;
+  /** The client the import dialog adds books with. */
+  importing: BookCatalogueClient;
   onCancel: () => void;
   onFailure: (error: unknown) => void;
 }
 
-export function EditingDialog({ editing, client, onDone, onCancel, onFailure }: Props) {
+export function EditingDialog(props: Props) {
+  const { editing, client, onDone, onCancel, onFailure } = props;
   switch (editing.mode) {
     case "add":
     case "edit":
@@ -35,7 +38,12 @@ export function EditingDialog({ editing, client, onDone, onCancel, onFailure }: 
       );
     case "import":
       return (
-        <ImportDialog client={client} onDone={onDone} onCancel={onCancel} onFailure={onFailure} />
+        <ImportDialog
+          client={props.importing}
+          onDone={onDone}
+          onCancel={onCancel}
+          onFailure={onFailure}
+        />
       );
     case "delete":
       return (
