@@ -1,5 +1,5 @@
-// The catalogue once signed in: the toolbar, the table of books, the pager, and the dialog
-// open over them. Its parts are in catalogue/.
+// The catalogue once signed in: the toolbar, the table of books between two pagers, and the
+// dialog open over them. Its parts are in catalogue/.
 
 import type { BookCatalogueClient } from "book-catalogue";
 import { useState } from "preact/hooks";
@@ -11,6 +11,7 @@ import { Pager } from "./catalogue/pager.js";
 import { Toolbar } from "./catalogue/toolbar.js";
 import { useImportingClient } from "./catalogue/use-imported.js";
 import { useListing } from "./catalogue/use-listing.js";
+import { useMoves } from "./catalogue/use-moves.js";
 import { useWalk } from "./catalogue/use-walk.js";
 
 interface Props {
@@ -22,6 +23,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, { fail, answered: clear });
+  const { moves, pages } = useMoves(client, walk, listing, fail);
   const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
   const [editing, setEditing] = useState<Editing>();
@@ -36,6 +38,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   };
   const add = () => setEditing({ mode: "add" });
   const importFile = () => setEditing({ mode: "import" });
+  const pager = { walk, listing, pages, moves };
 
   return (
     <section aria-labelledby="catalogue-title" class="catalogue">
@@ -60,6 +63,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
       <p class="visually-hidden" role="status">
         {announcement}
       </p>
+      {!empty && <Pager {...pager} place="above" />}
       <BookTable
         books={books}
         sort={walk.sort}
@@ -69,7 +73,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         onEdit={(book) => setEditing({ mode: "edit", book })}
         onDelete={(book) => setEditing({ mode: "delete", book })}
       />
-      <Pager walk={walk} listing={listing} />
+      {!empty && <Pager {...pager} place="below" />}
       {editing && (
         <EditingDialog
           editing={editing}

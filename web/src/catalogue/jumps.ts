@@ -1,0 +1,81 @@
+// Pages reached other than by Next: the last page, and the page before one reached so. The listing pages by a cursor, never an offset, so each is
+// found by reading the listing in the reverse order from a book, and starting the page
+// after the book found there.
+
+import type { Book, BookCatalogueClient, ListQuery, SortOrder } from "book-catalogue";
+import { PAGE_SIZE } from "./query.js";
+
+/** A page to show: its query, its number, and how many books the pages before it hold. */
+export interface Jump {
+  query: ListQuery;
+  page: number;
+  shownBefore: number;
+}
+
+const reverse = (sort: SortOrder): SortOrder =>
+  sort.startsWith("-") ? (sort.slice(1) as SortOrder) : (`-${sort}` as SortOrder);
+
+/** The first page of the query's search and order. */
+export function firstPage(query: ListQuery): ListQuery {
+  const { q, sort } = query;
+  return { limit: PAGE_SIZE, sort: sort ?? "id", ...(q ? { q } : {}) };
+}
+
+/** The query of the page that starts after `book`, in the order of `query`. */
+function after(query: ListQuery, book: Book): ListQuery {
+  const start = firstPage(query);
+  const field = start.sort?.replace("-", "") as keyof Book | "id";
+  const key = field === "id" ? {} : { afterKey: book[field] };
+  return { ...start, after: book.id, ...key };
+}
+
+/** Up to `n` books of the listing from `query` on (a search may answer a page short). */
+async function take(client: BookCatalogueClient, query: ListQuery, n: number) {
+  const books: Book[] = [];
+  let next: ListQuery | undefined = query;
+  while (next && books.length < n) {
+    const page = await client.listPage({ ...next, limit: Math.min(1000, n - books.length) });
+    books.push(...page.books);
+    next = page.next;
+  }
+  return books;
+}
+
+/** The books before `book` in the order of `query`, nearest first, up to `n`. */
+function before(client: BookCatalogueClient, query: ListQuery, book: Book, n: number) {
+  const start = firstPage(query);
+  return take(client, after({ ...start, sort: reverse(start.sort ?? "id") }, book), n);
+}
+
+/** The page `page` (from 1), given the books before its first one, nearest first. */
+function pageFrom(query: ListQuery, page: number, earlier: Book[]): Jump {
+  const shownBefore = (page - 1) * PAGE_SIZE;
+  const cursor = earlier[earlier.length - shownBefore];
+  if (page <= 1 || cursor === undefined)
+    return { query: firstPage(query), page: 1, shownBefore: 0 };
+  return { query: after(query, cursor), page, shownBefore };
+}
+
+/** The last of the pages that `total` books fill. */
+export async function lastPage(client: BookCatalogueClient, query: ListQuery, total: number) {
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const onLast = total - (pages - 1) * PAGE_SIZE;
+  const start = firstPage(query);
+  const last = await take(client, { ...start, sort: reverse(start.sort ?? "id") }, onLast + 1);
+  // Counted a moment ago: should books have gone since, the first page is still right.
+  if (pages === 1 || last.length <= onLast) return pageFrom(query, 1, []);
+  return { query: after(query, last[onLast] as Book), page: pages, shownBefore: total - onLast };
+}
+
+/** The page before page `page`, whose first book is `first`. */
+export async function pageBefore(
+  client: BookCatalogueClient,
+  query: ListQuery,
+  first: Book,
+  page: number,
+): Promise<Jump> {
+  const earlier = await before(client, query, first, PAGE_SIZE + 1);
+  if (earlier.length <= PAGE_SIZE) return pageFrom(query, 1, []);
+  const shownBefore = (page - 2) * PAGE_SIZE;
+  return { query: after(query, earlier[PAGE_SIZE] as Book), page: page - 1, shownBefore };
+}
