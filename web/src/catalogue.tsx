@@ -23,7 +23,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, { fail, answered: clear });
-  const { moves, pages } = useMoves(client, walk, listing, fail);
+  const { moves, pages, marked, showAdded } = useMoves(client, walk, listing, fail);
   const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
   const [editing, setEditing] = useState<Editing>();
@@ -69,6 +69,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         sort={walk.sort}
         loading={loading}
         hidden={empty}
+        marked={marked}
         onSort={walk.sortBy}
         onEdit={(book) => setEditing({ mode: "edit", book })}
         onDelete={(book) => setEditing({ mode: "delete", book })}
@@ -80,6 +81,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
           client={client}
           importing={importing}
           onDone={done}
+          onAdded={(book) => void showAdded(book)}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}
         />

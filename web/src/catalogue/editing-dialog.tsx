@@ -14,6 +14,8 @@ interface Props {
   client: BookCatalogueClient;
   /** After a change: what it did, for the page to announce. */
   onDone: (message: string) => void;
+  /** After Add, besides onDone: the book as saved. */
+  onAdded: (book: Book) => void;
   /** The client the import dialog adds books with. */
   importing: BookCatalogueClient;
   onCancel: () => void;
@@ -29,9 +31,10 @@ export function EditingDialog(props: Props) {
         <BookDialog
           client={client}
           book={editing.mode === "edit" ? editing.book : undefined}
-          onDone={(saved) =>
-            onDone(editing.mode === "add" ? `Added “${saved.title}”.` : `Saved “${saved.title}”.`)
-          }
+          onDone={(saved) => {
+            onDone(editing.mode === "add" ? `Added “${saved.title}”.` : `Saved “${saved.title}”.`);
+            if (editing.mode === "add") props.onAdded(saved);
+          }}
           onCancel={onCancel}
           onFailure={onFailure}
         />

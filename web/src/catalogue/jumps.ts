@@ -1,4 +1,5 @@
-// Pages reached other than by Next: the last page, and the page before one reached so. The listing pages by a cursor, never an offset, so each is
+// Pages reached other than by Next: the last page, the page before one reached so, and the
+// page that holds a given book. The listing pages by a cursor, never an offset, so each is
 // found by reading the listing in the reverse order from a book, and starting the page
 // after the book found there.
 
@@ -11,6 +12,9 @@ export interface Jump {
   page: number;
   shownBefore: number;
 }
+
+// Finding a book's page reads the books before it: at most this many (a few requests).
+const READ_AT_MOST = 10_000;
 
 const reverse = (sort: SortOrder): SortOrder =>
   sort.startsWith("-") ? (sort.slice(1) as SortOrder) : (`-${sort}` as SortOrder);
@@ -78,4 +82,24 @@ export async function pageBefore(
   if (earlier.length <= PAGE_SIZE) return pageFrom(query, 1, []);
   const shownBefore = (page - 2) * PAGE_SIZE;
   return { query: after(query, earlier[PAGE_SIZE] as Book), page: page - 1, shownBefore };
+}
+
+/**
+ * The page that holds `book` in the order of `query`, within its search when the book matches
+ * it, else in the whole catalogue; undefined when more than READ_AT_MOST books come before it.
+ */
+export async function pageOf(
+  client: BookCatalogueClient,
+  query: ListQuery,
+  book: Book,
+): Promise<Jump | undefined> {
+  const earlier = await before(client, query, book, READ_AT_MOST + 1);
+  if (earlier.length > READ_AT_MOST) return undefined;
+  if (query.q) {
+    const from = earlier[0] ? after(query, earlier[0]) : firstPage(query);
+    const [found] = await take(client, from, 1);
+    if (found?.id !== book.id) return pageOf(client, { ...query, q: undefined }, book);
+  }
+  const page = Math.floor(earlier.length / PAGE_SIZE) + 1;
+  return pageFrom(query, page, earlier);
 }

@@ -1,18 +1,25 @@
-// Moving between pages: each move ends with the new page's top in view, whichever pager was
-// clicked.
+// Moving between pages, and showing a book just added: each move ends with the new page's top
+// in view (or the added book's row, briefly marked), whichever pager was clicked.
 
-import type { BookCatalogueClient } from "book-catalogue";
-import { useEffect, useRef } from "preact/hooks";
-import { type Jump, lastPage, pageBefore } from "./jumps.js";
+import type { Book, BookCatalogueClient } from "book-catalogue";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type Jump, lastPage, pageBefore, pageOf } from "./jumps.js";
 import type { PagerMoves } from "./pager.js";
 import { PAGE_SIZE } from "./query.js";
 import type { ListingState } from "./use-listing.js";
 import type { WalkState } from "./use-walk.js";
 
-/** Where the view goes once the page asked for is shown: its top. */
-type Target = { to: "top"; from?: number };
+// How long an added book stays marked (its highlight fades out before: styles.css).
+const MARKED_MS = 6000;
+
+/** Where the view goes once the page asked for is shown: its top, or a book's row. */
+type Target = { to: "top"; from?: number } | { to: "book"; id: number };
 
 function scrollToTarget(target: Target) {
+  if (target.to === "book") {
+    document.querySelector(`tr[data-book="${target.id}"]`)?.scrollIntoView({ block: "center" });
+    return;
+  }
   const above = document.querySelector<HTMLElement>(".pages-above");
   if (above && above.getBoundingClientRect().top < 0) above.scrollIntoView({ block: "start" });
   // Moved from the pager below: the keyboard goes on from the same button above.
@@ -35,6 +42,7 @@ export function useMoves(
   fail: (error: unknown) => void,
 ) {
   const target = useRef<Target>();
+  const [marked, setMarked] = useState<number>();
   const { total, books, loading } = listing;
   const pages = total === undefined ? undefined : Math.max(1, Math.ceil(total / PAGE_SIZE));
 
@@ -43,12 +51,18 @@ export function useMoves(
     scrollToTarget(target.current);
     target.current = undefined;
   }, [loading]);
+  useEffect(() => {
+    if (marked === undefined) return;
+    const timer = setTimeout(() => setMarked(undefined), MARKED_MS);
+    return () => clearTimeout(timer);
+  }, [marked]);
 
   const jump = (find: () => Promise<Jump | undefined>) =>
     find().then((to) => to && walk.jump(to), fail);
   /** Every move: the view goes to the top of the page it reaches. */
   const moving = (move: () => unknown) => () => {
     target.current = { to: "top", from: buttonBelow() };
+    setMarked(undefined);
     move();
   };
   const firstOfSearch = () => walk.restart({ q: walk.query.q ?? "" });
@@ -69,5 +83,12 @@ export function useMoves(
     }),
   };
 
-  return { moves, pages };
+  /** After Add: to the book's page (of the search, if it matches), its row marked. */
+  const showAdded = async (book: Book) => {
+    target.current = { to: "book", id: book.id };
+    setMarked(book.id);
+    await jump(() => pageOf(client, walk.query, book));
+    listing.reload();
+  };
+  return { moves, pages, marked, showAdded };
 }
