@@ -60,6 +60,30 @@ function pageFrom(query: ListQuery, page: number, earlier: Book[]): Jump {
   return { query: after(query, cursor), page, shownBefore };
 }
 
+/**
+ * Where the page of `query` is, which starts after its cursor: how many books come before it
+ * (the cursor's book among them, if it still exists), and so its number; undefined when more
+ * than READ_AT_MOST books come before it.
+ */
+export async function placeOf(client: BookCatalogueClient, query: ListQuery) {
+  const { after: id, afterKey } = query;
+  if (id === undefined) return { page: 1, shownBefore: 0 };
+  const start = firstPage(query);
+  const back = { ...start, sort: reverse(start.sort ?? "id"), after: id };
+  const earlier = await take(
+    client,
+    afterKey === undefined ? back : { ...back, afterKey },
+    READ_AT_MOST + 1,
+  );
+  if (earlier.length > READ_AT_MOST) return undefined;
+  const cursor = await client.getBook(id).then(
+    () => 1,
+    () => 0,
+  );
+  const shownBefore = earlier.length + cursor;
+  return { page: Math.round(shownBefore / PAGE_SIZE) + 1, shownBefore };
+}
+
 /** The last of the pages that `total` books fill. */
 export async function lastPage(client: BookCatalogueClient, query: ListQuery, total: number) {
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));

@@ -65,7 +65,7 @@ export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
     const kept: Walk = { trail, shownBefore, firstPage };
     if (address === (location.search || location.pathname)) history.replaceState(kept, "", address);
     else history.pushState(kept, "", address);
-  }, [trail]);
+  }, [trail, firstPage]);
   useEffect(() => {
     const onPopState = () => {
       restored.current = true;

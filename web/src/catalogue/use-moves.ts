@@ -3,7 +3,7 @@
 
 import type { Book, BookCatalogueClient } from "book-catalogue";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { type Jump, lastPage, pageBefore, pageOf } from "./jumps.js";
+import { type Jump, lastPage, pageBefore, pageOf, placeOf } from "./jumps.js";
 import type { PagerMoves } from "./pager.js";
 import { PAGE_SIZE } from "./query.js";
 import type { ListingState } from "./use-listing.js";
@@ -51,6 +51,12 @@ export function useMoves(
     scrollToTarget(target.current);
     target.current = undefined;
   }, [loading]);
+  useEffect(() => {
+    if (!walk.unplaced) return;
+    placeOf(client, walk.query).then((place) => {
+      if (place) walk.place(place.page, place.shownBefore);
+    }, fail);
+  }, []);
   useEffect(() => {
     if (marked === undefined) return;
     const timer = setTimeout(() => setMarked(undefined), MARKED_MS);

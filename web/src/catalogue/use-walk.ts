@@ -1,7 +1,7 @@
 // The pages the librarian walks: the search typed, the order, and each page reached so far.
 
 import type { ListQuery, SortOrder } from "book-catalogue";
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { Jump } from "./jumps.js";
 import { type Column, DEFAULT_SORT, PAGE_SIZE } from "./query.js";
 import { currentWalk, useAddress, type Walk } from "./use-address.js";
@@ -18,6 +18,11 @@ export function useWalk() {
   // matches may answer a page with fewer than PAGE_SIZE books, and more after it.
   const [shownBefore, setShownBefore] = useState<number[]>(start.shownBefore);
   const [firstPage, setFirstPage] = useState(start.firstPage ?? 1);
+  // A page opened from its address alone (a shared link, say) starts after a cursor at an
+  // unknown place: until placed (use-moves.ts), it is called page 1.
+  const [unplaced] = useState(() => start.firstPage === undefined && start.trail[0]?.after);
+  const shown = useRef(trail);
+  shown.current = trail;
 
   const show = (walk: Walk) => {
     const shown = walk.trail.at(-1);
@@ -65,6 +70,13 @@ export function useWalk() {
       setShownBefore(shownBefore.slice(0, -1));
       return true;
     },
+    /** The page opened from its address is page `page`, after `before` books. */
+    place: (page: number, before: number) => {
+      if (shown.current[0] !== start.trail[0]) return;
+      setFirstPage(page);
+      setShownBefore((counts) => counts.map((count) => count + before));
+    },
+    unplaced: Boolean(unplaced),
     /** To a page found other than by Next: the last, or the one holding a book. */
     jump: (to: Jump) =>
       show({ trail: [to.query], shownBefore: [to.shownBefore], firstPage: to.page }),
