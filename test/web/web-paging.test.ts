@@ -185,10 +185,14 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
     await page.context().close();
   });
 
-  test("the count's grammar: 1 book matches, N books match", async () => {
+  test("the count's grammar: 1 book matches, N books match; one page, no buttons", async () => {
     const running = await fresh(3);
     const page = await open(running);
     await count(page).getByText("3 books", { exact: true }).waitFor();
+    // One page in all: where the books are, once, and nothing to move to.
+    await status(page).getByText("Page 1 of 1: books 1 to 3.").waitFor();
+    assert.equal(await page.locator("nav.pages").count(), 1);
+    assert.equal(await page.locator("nav.pages button").count(), 0);
     await page.getByRole("searchbox").fill("book 02");
     await count(page).getByText("1 book matches “book 02”", { exact: true }).waitFor();
     await page.getByRole("searchbox").fill("borges");

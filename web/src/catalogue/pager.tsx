@@ -41,19 +41,27 @@ function pageStatus({ walk, listing, pages }: Props): string {
 export function Pager(props: Props) {
   const { walk, listing, pages, moves, place } = props;
   const { loading, next } = listing;
+  // One page in all: nothing to move to, so only where the books are, and once.
+  const single = walk.page === 1 && next === undefined;
+  if (single && place === "below") return null;
   const atFirst = loading || walk.page === 1;
   const atLast = loading || next === undefined;
   const status = pageStatus(props);
   return (
-    <nav class={`pages pages-${place}`} aria-label={`Pages, ${place} the table`}>
-      <div class="page-moves">
-        <button type="button" class="secondary" disabled={atFirst} onClick={moves.first}>
-          First
-        </button>
-        <button type="button" disabled={atFirst} onClick={moves.previous}>
-          Previous
-        </button>
-      </div>
+    <nav
+      class={`pages pages-${place}${single ? " pages-single" : ""}`}
+      aria-label={`Pages, ${place} the table`}
+    >
+      {!single && (
+        <div class="page-moves">
+          <button type="button" class="secondary" disabled={atFirst} onClick={moves.first}>
+            First
+          </button>
+          <button type="button" disabled={atFirst} onClick={moves.previous}>
+            Previous
+          </button>
+        </div>
+      )}
       {place === "above" ? (
         <span id="page-status" class="page-status" aria-live="polite">
           {status}
@@ -61,19 +69,21 @@ export function Pager(props: Props) {
       ) : (
         <span class="page-status">{status}</span>
       )}
-      <div class="page-moves">
-        <button type="button" disabled={atLast} onClick={moves.next}>
-          Next
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={atLast || pages === undefined}
-          onClick={moves.last}
-        >
-          Last
-        </button>
-      </div>
+      {!single && (
+        <div class="page-moves">
+          <button type="button" disabled={atLast} onClick={moves.next}>
+            Next
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            disabled={atLast || pages === undefined}
+            onClick={moves.last}
+          >
+            Last
+          </button>
+        </div>
+      )}
     </nav>
   );
 }
