@@ -104,6 +104,8 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 
   const titles = (page: Page) => page.locator("tbody td.col-title").allInnerTexts();
   const pageStatus = (page: Page) => page.locator("#page-status");
+  const pager = (page: Page, place: "above" | "below" = "above") =>
+    page.getByRole("navigation", { name: `Pages, ${place} the table` });
   const bookCount = (page: Page) => page.locator("#book-count");
 
   test("sign in: a wrong password is told, the right one opens the catalogue", async () => {
@@ -116,7 +118,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     // The API's interactive docs are one click away, and link back here.
     const docs = page.getByRole("link", { name: "API documentation" });
     assert.equal(await docs.getAttribute("href"), "/docs");
-    await pageStatus(page).getByText("The catalogue is empty.").waitFor();
+    await page.locator(".empty").getByText("The catalogue is empty.").waitFor();
   });
 
   test("add a book by keyboard; the contract's rules are shown by the fields first", async () => {
@@ -124,7 +126,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     const { api } = running;
     const page = await open(running);
     await signIn(page);
-    await pageStatus(page).getByText("The catalogue is empty.").waitFor();
+    await page.locator(".empty").getByText("The catalogue is empty.").waitFor();
     // The empty catalogue says so at the top, with what to do next.
     await page.locator(".empty").getByRole("button", { name: "Add a book" }).focus();
     await page.keyboard.press("Enter");
@@ -149,7 +151,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await page.keyboard.press("Enter");
     await dialog.waitFor({ state: "detached" });
     await page.getByRole("status").getByText("Added “The Left Hand of Darkness”.").waitFor();
-    await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await pageStatus(page).getByText("Page 1 of 1: books 1 to 1.").waitFor();
     await bookCount(page).getByText("1 book", { exact: true }).waitFor();
     assert.deepEqual(await titles(page), ["The Left Hand of Darkness"]);
     assert.deepEqual((await api<Book[]>("GET", "/books")).body.data, [{ id: 1, ...LEFT_HAND }]);
@@ -161,32 +163,34 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await addVolumes(running);
     const page = await open(running);
     await signIn(page);
-    await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
+    await pageStatus(page).getByText("Page 1 of 3: books 1 to 20.").waitFor();
     await bookCount(page).getByText("45 books", { exact: true }).waitFor();
-    const pager = page.locator("nav.pages");
+    const below = pager(page, "below");
     // Where the pager is on the page (not in the viewport, which scrolls to each click).
-    const pagerTop = () => onPage(pager, "top");
+    const pagerTop = () => onPage(below, "top");
     const pagerAt = await pagerTop();
     // Titles A to Z without regard to case: "poems" before "Tales", "The Left Hand" after.
     const first = await titles(page);
     assert.equal(first[0], "poems volume 02");
     await page.screenshot({ path: join(SCREENSHOTS, "catalogue-desktop.png") });
 
-    await page.getByRole("button", { name: "Next" }).click();
-    await pageStatus(page).getByText("Page 2: books 21 to 40.").waitFor();
-    await page.getByRole("button", { name: "Next" }).click();
-    await pageStatus(page).getByText("Page 3: books 41 to 45.").waitFor();
+    await pager(page).getByRole("button", { name: "Next" }).click();
+    await pageStatus(page).getByText("Page 2 of 3: books 21 to 40.").waitFor();
+    await pager(page).getByRole("button", { name: "Next" }).click();
+    await pageStatus(page).getByText("Page 3 of 3: books 41 to 45.").waitFor();
     assert.equal(await bookCount(page).innerText(), "45 books", "the count stays while paging");
-    assert.equal(await page.getByRole("button", { name: "Next" }).isDisabled(), true);
-    assert.equal(await pagerTop(), pagerAt, "the pager stays where it was");
-    await page.getByRole("button", { name: "Previous" }).click();
-    await pageStatus(page).getByText("Page 2: books 21 to 40.").waitFor();
+    assert.equal(await pager(page).getByRole("button", { name: "Next" }).isDisabled(), true);
+    // Within a pixel: a page scrolled by the move puts boxes at fractions.
+    const moved = (await pagerTop()) - pagerAt;
+    assert.ok(Math.abs(moved) <= 1, `the pager stays where it was (moved ${moved} px)`);
+    await pager(page).getByRole("button", { name: "Previous" }).click();
+    await pageStatus(page).getByText("Page 2 of 3: books 21 to 40.").waitFor();
 
     const sortedByYear = async (direction: string) => {
       await page.getByRole("button", { name: /^Year/ }).click();
       await page.locator(`th.col-year[aria-sort="${direction}"]`).waitFor();
       await page.locator('table[aria-busy="false"]').waitFor();
-      assert.equal(await pageStatus(page).innerText(), "Page 1: books 1 to 20.");
+      assert.equal(await pageStatus(page).innerText(), "Page 1 of 3: books 1 to 20.");
       return (await page.locator("tbody td.col-year").allInnerTexts()).map(Number);
     };
     const years = (await running.api<Book[]>("GET", "/books")).body.data?.map((b) => b.year) ?? [];
@@ -196,19 +200,18 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 
     // Word beginnings, in any order, case and accents aside.
     await page.getByRole("searchbox", { name: "Search titles and authors" }).fill("CALV ítalo");
-    await pageStatus(page).getByText("Page 1: books 1 to 14.").waitFor();
+    await pageStatus(page).getByText("Page 1 of 1: books 1 to 14.").waitFor();
     await bookCount(page).getByText("14 books match “CALV ítalo”", { exact: true }).waitFor();
     const authors = await page.locator("tbody td.col-author").allInnerTexts();
     assert.deepEqual(new Set(authors), new Set(["Italo Calvino"]));
     await page.getByRole("searchbox").fill("no such book");
-    await pageStatus(page).getByText("No book matches “no such book”.").waitFor();
     // Said at the top, where the eye is, with the way back.
     const empty = page.locator(".empty");
     await empty.getByText("No book matches").waitFor();
     const bottom = await onPage(empty, "bottom");
     assert.ok(bottom <= DESKTOP.height, `the message ends ${bottom} px down`);
     await empty.getByRole("button", { name: "Clear the search" }).click();
-    await pageStatus(page).getByText("Page 1: books 1 to 20.").waitFor();
+    await pageStatus(page).getByText("Page 1 of 3: books 1 to 20.").waitFor();
     assert.equal(await page.getByRole("searchbox").inputValue(), "");
   });
 
@@ -221,7 +224,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     const page = await open(running);
     await signIn(page);
     await page.getByRole("searchbox").fill("Left Hand");
-    await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await pageStatus(page).getByText("Page 1 of 1: books 1 to 1.").waitFor();
     await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
     const dialog = page.getByRole("dialog", { name: "Edit book" });
     await dialog.getByLabel("Year").fill("1970");
@@ -251,14 +254,14 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     const page = await open(running);
     await signIn(page);
     await page.getByRole("searchbox").fill("Ficciones");
-    await pageStatus(page).getByText("Page 1: books 1 to 1.").waitFor();
+    await pageStatus(page).getByText("Page 1 of 1: books 1 to 1.").waitFor();
     await page.getByRole("button", { name: "Delete “Ficciones”" }).click();
     const dialog = page.getByRole("dialog", { name: "Delete this book?" });
     await dialog.getByRole("button", { name: "Keep it" }).click();
     assert.equal((await api("GET", `/book/${created.id}`)).status, 200);
     await page.getByRole("button", { name: "Delete “Ficciones”" }).click();
     await dialog.getByRole("button", { name: "Delete" }).click();
-    await pageStatus(page).getByText("No book matches “Ficciones”.").waitFor();
+    await page.locator(".empty").getByText("No book matches").waitFor();
     await bookCount(page).getByText("0 books match “Ficciones”", { exact: true }).waitFor();
     assert.equal((await api("GET", `/book/${created.id}`)).status, 404);
   });
@@ -358,13 +361,14 @@ describe("a search of very many matches in the page", { skip: browserSkipReason(
         const shown = await page.locator("tbody td.col-title").allInnerTexts();
         const status = await page.locator("#page-status").innerText();
         if (shown.length > 0) {
-          assert.equal(
-            status,
-            `Page ${turn + 1}: books ${seen.length + 1} to ${seen.length + shown.length}.`,
-          );
+          const books = `books ${seen.length + 1} to ${seen.length + shown.length}.`;
+          // The count tells no page number while pages come short of full.
+          assert.match(status, new RegExp(`^Page ${turn + 1}(?: of 1)?: ${books}$`));
         }
         seen.push(...shown);
-        const nextButton = page.getByRole("button", { name: "Next" });
+        const nextButton = page
+          .getByRole("navigation", { name: "Pages, above the table" })
+          .getByRole("button", { name: "Next" });
         if (await nextButton.isDisabled()) break;
         await nextButton.click();
       }

@@ -1,5 +1,5 @@
-// The catalogue once signed in: the toolbar, the table of books, the pager, and the dialog
-// open over them. Its parts are in catalogue/.
+// The catalogue once signed in: the toolbar, the table of books between two pagers, and the
+// dialog open over them. Its parts are in catalogue/.
 
 import type { BookCatalogueClient } from "book-catalogue";
 import { useState } from "preact/hooks";
@@ -9,7 +9,9 @@ import { EmptyNotice } from "./catalogue/empty-notice.js";
 import { FailureNotice, useFailure } from "./catalogue/failure.js";
 import { Pager } from "./catalogue/pager.js";
 import { Toolbar } from "./catalogue/toolbar.js";
+import { useImportingClient } from "./catalogue/use-imported.js";
 import { useListing } from "./catalogue/use-listing.js";
+import { useMoves } from "./catalogue/use-moves.js";
 import { useWalk } from "./catalogue/use-walk.js";
 
 interface Props {
@@ -21,6 +23,8 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, { fail, answered: clear });
+  const { moves, pages, marked, showAdded } = useMoves(client, walk, listing, fail);
+  const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
   const [editing, setEditing] = useState<Editing>();
   const { books, next, loading, reload } = listing;
@@ -34,6 +38,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
   };
   const add = () => setEditing({ mode: "add" });
   const importFile = () => setEditing({ mode: "import" });
+  const pager = { walk, listing, pages, moves };
 
   return (
     <section aria-labelledby="catalogue-title" class="catalogue">
@@ -58,21 +63,25 @@ export function Catalogue({ client, onSessionEnded }: Props) {
       <p class="visually-hidden" role="status">
         {announcement}
       </p>
+      {!empty && <Pager {...pager} place="above" />}
       <BookTable
         books={books}
         sort={walk.sort}
         loading={loading}
         hidden={empty}
+        marked={marked}
         onSort={walk.sortBy}
         onEdit={(book) => setEditing({ mode: "edit", book })}
         onDelete={(book) => setEditing({ mode: "delete", book })}
       />
-      <Pager walk={walk} listing={listing} />
+      {!empty && <Pager {...pager} place="below" />}
       {editing && (
         <EditingDialog
           editing={editing}
           client={client}
+          importing={importing}
           onDone={done}
+          onAdded={(book) => void showAdded(book)}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}
         />

@@ -10,12 +10,15 @@ interface Props {
   /** The rows shown are the last page's, dimmed, until the page asked for comes. */
   loading: boolean;
   hidden: boolean;
+  /** The book just added: its row is marked a moment. */
+  marked: number | undefined;
   onSort: (field: Column) => void;
   onEdit: (book: Book) => void;
   onDelete: (book: Book) => void;
 }
 
-export function BookTable({ books, sort, loading, hidden, onSort, onEdit, onDelete }: Props) {
+export function BookTable(props: Props) {
+  const { books, sort, loading, hidden, marked, onSort, onEdit, onDelete } = props;
   return (
     <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={hidden}>
       <table aria-busy={loading} aria-describedby="page-status">
@@ -31,7 +34,13 @@ export function BookTable({ books, sort, loading, hidden, onSort, onEdit, onDele
         </thead>
         <tbody>
           {(books ?? []).map((book) => (
-            <BookRow key={book.id} book={book} onEdit={onEdit} onDelete={onDelete} />
+            <BookRow
+              key={book.id}
+              book={book}
+              marked={book.id === marked}
+              onEdit={onEdit}
+              onDelete={onDelete}
+            />
           ))}
         </tbody>
       </table>
@@ -69,9 +78,10 @@ function SortHeading(props: {
   );
 }
 
-function BookRow({ book, onEdit, onDelete }: Pick<Props, "onEdit" | "onDelete"> & { book: Book }) {
+function BookRow(props: Pick<Props, "onEdit" | "onDelete"> & { book: Book; marked: boolean }) {
+  const { book, onEdit, onDelete } = props;
   return (
-    <tr>
+    <tr data-book={book.id} class={props.marked ? "added" : undefined}>
       <td data-label="Title" class="col-title" title={book.title}>
         {book.title}
       </td>

@@ -14,11 +14,16 @@ interface Props {
   client: BookCatalogueClient;
   /** After a change: what it did, for the page to announce. */
   onDone: (message: string) => void;
+  /** After Add, besides onDone: the book as saved. */
+  onAdded: (book: Book) => void;
+  /** The client the import dialog adds books with. */
+  importing: BookCatalogueClient;
   onCancel: () => void;
   onFailure: (error: unknown) => void;
 }
 
-export function EditingDialog({ editing, client, onDone, onCancel, onFailure }: Props) {
+export function EditingDialog(props: Props) {
+  const { editing, client, onDone, onCancel, onFailure } = props;
   switch (editing.mode) {
     case "add":
     case "edit":
@@ -26,22 +31,26 @@ export function EditingDialog({ editing, client, onDone, onCancel, onFailure }: 
         <BookDialog
           client={client}
           book={editing.mode === "edit" ? editing.book : undefined}
-          onDone={(book, outcome) =>
-            onDone(
-              outcome === "kept"
-                ? `Kept the other librarian's “${book.title}”.`
-                : editing.mode === "add"
-                  ? `Added “${book.title}”.`
-                  : `Saved “${book.title}”.`,
-            )
-          }
+          onDone={(book, outcome) => {
+            if (outcome === "kept") onDone(`Kept the other librarian's “${book.title}”.`);
+            else if (editing.mode === "edit") onDone(`Saved “${book.title}”.`);
+            else {
+              onDone(`Added “${book.title}”.`);
+              props.onAdded(book);
+            }
+          }}
           onCancel={onCancel}
           onFailure={onFailure}
         />
       );
     case "import":
       return (
-        <ImportDialog client={client} onDone={onDone} onCancel={onCancel} onFailure={onFailure} />
+        <ImportDialog
+          client={props.importing}
+          onDone={onDone}
+          onCancel={onCancel}
+          onFailure={onFailure}
+        />
       );
     case "delete":
       return (

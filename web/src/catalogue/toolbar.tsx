@@ -1,6 +1,7 @@
 // Above the table: how many books, the search, and what to do with books (add, import, export).
 import type { BookCatalogueClient } from "book-catalogue";
 import { ExportButtons } from "../export/export-buttons.js";
+import { matching, plural } from "../words.js";
 import { AddAndImport } from "./add-and-import.js";
 import { SearchBar } from "./search-bar.js";
 import type { WalkState } from "./use-walk.js";
@@ -20,17 +21,19 @@ interface Props {
 /** "1,234 books", or "3 books match “calvino”". */
 function countText(total: number | undefined, q: string | undefined): string {
   if (total === undefined) return "";
-  return `${total.toLocaleString("en")} ${total === 1 ? "book" : "books"}${q ? ` match “${q}”` : ""}`;
+  return q ? `${matching(total)} “${q}”` : plural(total, "book");
 }
 
 export function Toolbar({ client, walk, total, onAdd, onImport, onExported, onFailure }: Props) {
   const { q } = walk.query;
+  const count = countText(total, q);
   return (
     <div class="tools">
       <div>
         <h2 id="catalogue-title">Books</h2>
-        <p id="book-count" class="count">
-          {countText(total, q)}
+        {/* A long search is cut short here (whole on hover): the search box keeps its width. */}
+        <p id="book-count" class="count" title={count}>
+          {count}
         </p>
       </div>
       <SearchBar

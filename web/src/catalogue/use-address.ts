@@ -9,6 +9,8 @@ import { DEFAULT_SORT, PAGE_SIZE, SORTS } from "./query.js";
 export interface Walk {
   trail: ListQuery[];
   shownBefore: number[];
+  /** The number of the trail's first page: 1, unless the walk jumped (to the last page, say). */
+  firstPage?: number;
 }
 
 /** The query the address names: `?q=…&sort=…&after=…&after_key=…`. */
@@ -51,7 +53,7 @@ export function currentWalk(): Walk {
  * goes back. Back and Forward hand the walk of their entry to `onRestore`.
  */
 export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
-  const { trail, shownBefore } = walk;
+  const { trail, shownBefore, firstPage } = walk;
   // A walk restored from the history (Back, Forward) is already where it belongs.
   const restored = useRef(false);
   useEffect(() => {
@@ -60,10 +62,10 @@ export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
       return;
     }
     const address = addressOf(trail[trail.length - 1] as ListQuery);
-    const kept: Walk = { trail, shownBefore };
+    const kept: Walk = { trail, shownBefore, firstPage };
     if (address === (location.search || location.pathname)) history.replaceState(kept, "", address);
     else history.pushState(kept, "", address);
-  }, [trail]);
+  }, [trail, firstPage]);
   useEffect(() => {
     const onPopState = () => {
       restored.current = true;

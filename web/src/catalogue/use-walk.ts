@@ -1,7 +1,8 @@
 // The pages the librarian walks: the search typed, the order, and each page reached so far.
 
 import type { ListQuery, SortOrder } from "book-catalogue";
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
+import type { Jump } from "./jumps.js";
 import { type Column, DEFAULT_SORT, PAGE_SIZE } from "./query.js";
 import { currentWalk, useAddress, type Walk } from "./use-address.js";
 
@@ -16,14 +17,22 @@ export function useWalk() {
   // How many books the pages before each one of the trail showed: a search of very many
   // matches may answer a page with fewer than PAGE_SIZE books, and more after it.
   const [shownBefore, setShownBefore] = useState<number[]>(start.shownBefore);
+  const [firstPage, setFirstPage] = useState(start.firstPage ?? 1);
+  // A page opened from its address alone (a shared link, say) starts after a cursor at an
+  // unknown place: until placed (use-moves.ts), it is called page 1.
+  const [unplaced] = useState(() => start.firstPage === undefined && start.trail[0]?.after);
+  const shown = useRef(trail);
+  shown.current = trail;
 
-  useAddress({ trail, shownBefore }, (walk: Walk) => {
+  const show = (walk: Walk) => {
     const shown = walk.trail.at(-1);
     setTrail(walk.trail);
     setShownBefore(walk.shownBefore);
+    setFirstPage(walk.firstPage ?? 1);
     setSearch(shown?.q ?? "");
     setSort(shown?.sort ?? DEFAULT_SORT);
-  });
+  };
+  useAddress({ trail, shownBefore, firstPage }, show);
 
   /** Back to the first page, of the search and order given or else those shown. */
   const restart = (changes: { q?: string; sort?: SortOrder }) => {
@@ -31,11 +40,12 @@ export function useWalk() {
     const order = changes.sort ?? sort;
     setTrail([{ limit: PAGE_SIZE, sort: order, ...(q ? { q } : {}) }]);
     setShownBefore([0]);
+    setFirstPage(1);
   };
 
-  const page = trail.length;
+  const page = firstPage + trail.length - 1;
   /** The place in the listing of the page's first book. */
-  const first = (shownBefore[page - 1] ?? 0) + 1;
+  const first = (shownBefore[trail.length - 1] ?? 0) + 1;
   return {
     query: trail[trail.length - 1] as ListQuery,
     search,
@@ -53,10 +63,23 @@ export function useWalk() {
       setSort(order);
       restart({ sort: order });
     },
+    /** Back a page along the trail; false when the trail starts here (a jump came here). */
     previous: () => {
+      if (trail.length === 1) return false;
       setTrail(trail.slice(0, -1));
       setShownBefore(shownBefore.slice(0, -1));
+      return true;
     },
+    /** The page opened from its address is page `page`, after `before` books. */
+    place: (page: number, before: number) => {
+      if (shown.current[0] !== start.trail[0]) return;
+      setFirstPage(page);
+      setShownBefore((counts) => counts.map((count) => count + before));
+    },
+    unplaced: Boolean(unplaced),
+    /** To a page found other than by Next: the last, or the one holding a book. */
+    jump: (to: Jump) =>
+      show({ trail: [to.query], shownBefore: [to.shownBefore], firstPage: to.page }),
     /** On to the page `next`, after the `shown` books of this one. */
     forward: (next: ListQuery, shown: number) => {
       setTrail([...trail, next]);
