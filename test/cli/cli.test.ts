@@ -303,6 +303,37 @@ describe("book-catalogue", () => {
     );
   });
 
+  test("a refused row is reported at the line it starts on, in LF and CRLF files", async () => {
+    for (const [name, eol] of [
+      ["lf", "\n"],
+      ["crlf", "\r\n"],
+    ] as const) {
+      const file = join(dir, `multi-line-${name}.csv`);
+      writeFileSync(
+        file,
+        [
+          "title,author,year", // 1
+          `"Notes${eol}on${eol}three lines",Writer,1901`, // 2-4
+          `"No${eol}year",Writer,`, // 5-6
+          "", // 7
+          `Die Straße,"Ann${eol}Petry",`, // 8-9
+          `"Too${eol}late",Writer,12000`, // 10-11
+          "",
+        ].join(eol),
+      );
+      const { stderr } = await run(["import", file, "--dry-run", ...connection]);
+      assert.deepEqual(
+        stderr.split("\n").filter((line) => line.startsWith("refused ")),
+        [
+          `refused line 5 (${JSON.stringify(`No${eol}year`)}): the year is missing`,
+          'refused line 8 ("Die Straße"): the year is missing',
+          `refused line 10 (${JSON.stringify(`Too${eol}late`)}): the year must be a whole number from -9999 to 9999`,
+        ],
+        name,
+      );
+    }
+  });
+
   test("a file that is not a list of books, or lacks a column, is refused whole with exit 2", async () => {
     const cases = [
       [
