@@ -43,13 +43,17 @@ column missing) or the command is wrong.
   --dry-run             Check every row and count the duplicates, send nothing
   --duplicates keep     Import duplicates too (default: skip)
   --concurrency N       Requests at once (default 1, which keeps the file's order)`,
-  export: `Usage: book-catalogue export [--format json|csv] [-o FILE] [connection options]
+  export: `Usage: book-catalogue export [--format json|csv] [--no-bom] [-o FILE] [connection options]
 
 Writes every book, in id order, to standard output or FILE: a JSON array (default) or CSV
 with the header id,title,author,year. Nothing is written until the service has answered,
 so when it is down or refuses the password, standard output stays empty (exit 1).
 
+CSV starts with a UTF-8 byte-order mark, so that Excel reads accents and other scripts
+right.
+
   --format json|csv     Default: json
+  --no-bom              CSV without the byte-order mark, for tools that dislike it
   -o, --output FILE     Write to FILE, replaced only once the whole export has succeeded:
                         on a failure FILE stays as it was. Prefer it to "> FILE", which
                         empties FILE before the export even starts.

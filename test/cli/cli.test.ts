@@ -381,7 +381,7 @@ describe("book-catalogue", () => {
     assert.ok(exported.length > 0);
     const csv = await run(["export", "--format", "csv", ...connection]);
     assert.equal(csv.code, 0);
-    assert.equal(csv.stdout.split("\n")[0], "id,title,author,year");
+    assert.equal(csv.stdout.split("\n")[0], "\uFEFFid,title,author,year");
 
     const other = await startService(
       { ...ENV, DB_URL: `sqlite:${join(dir, "b.db")}` },
@@ -410,6 +410,37 @@ describe("book-catalogue", () => {
       );
     } finally {
       await other.stop();
+    }
+  });
+
+  test("CSV export starts with a UTF-8 byte-order mark, --no-bom leaves it out; import reads either", async () => {
+    const csv = await run(["export", "--format", "csv", ...connection]);
+    assert.equal(csv.code, 0, csv.stderr);
+    assert.ok(csv.stdout.startsWith("\uFEFFid,title,author,year\n"), csv.stdout.slice(0, 30));
+    const bare = await run(["export", "--format", "csv", "--no-bom", ...connection]);
+    assert.equal(bare.stdout, csv.stdout.slice(1));
+    assert.match(
+      (await run(["export", "--help"])).stdout,
+      /--no-bom {2,}CSV without the byte-order mark/,
+    );
+    const marked = join(dir, "marked.csv");
+    const unmarked = join(dir, "unmarked.csv");
+    assert.equal((await run(["export", "--format", "csv", "-o", marked, ...connection])).code, 0);
+    assert.equal(
+      (await run(["export", "--format", "csv", "--no-bom", "-o", unmarked, ...connection])).code,
+      0,
+    );
+    assert.deepEqual([...readFileSync(marked).subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+    assert.deepEqual(readFileSync(unmarked), Buffer.from(bare.stdout));
+    // Either file reads as the catalogue's own books: every row a duplicate.
+    const count = csv.stdout.trimEnd().split("\n").length - 1;
+    for (const file of [marked, unmarked]) {
+      const again = await run(["import", file, "--dry-run", ...connection]);
+      assert.equal(
+        again.stdout,
+        `dry run: 0 of ${count} rows would be imported; ${count} duplicates skipped; 0 refused\n`,
+        file,
+      );
     }
   });
 });
@@ -508,11 +539,11 @@ describe("book-catalogue export never leaves a misleading file", () => {
       assert.deepEqual(await run(["export", ...to]), { code: 0, stdout: "[]\n", stderr: "" });
       assert.deepEqual(await run(["export", "--format", "csv", ...to]), {
         code: 0,
-        stdout: "id,title,author,year\n",
+        stdout: "\uFEFFid,title,author,year\n",
         stderr: "",
       });
       assert.equal((await run(["export", "--format", "csv", "-o", file, ...to])).code, 0);
-      assert.equal(readFileSync(file, "utf8"), "id,title,author,year\n");
+      assert.equal(readFileSync(file, "utf8"), "\uFEFFid,title,author,year\n");
     } finally {
       await empty.stop();
     }
@@ -521,7 +552,7 @@ describe("book-catalogue export never leaves a misleading file", () => {
   test("export | head -1: the reader stops early, the export ends quietly with status 0", async () => {
     for (const [format, line] of [
       ["json", "[\n"],
-      ["csv", "id,title,author,year\n"],
+      ["csv", "\uFEFFid,title,author,year\n"],
     ] as const) {
       const piped = await runInShell(["export", "--format", format, ...connection], "| head -1");
       assert.deepEqual(piped, { code: 0, stdout: line, stderr: "" }, format);

@@ -231,7 +231,11 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
     const exported = JSON.parse(readFileSync(saved.JSON as string, "utf8")) as Book[];
     const books = await source.api<Book[]>("GET", "/books");
     assert.deepEqual(exported, books);
-    assert.equal(readFileSync(saved.CSV as string, "utf8").split("\n")[0], "id,title,author,year");
+    // A UTF-8 byte-order mark first, for Excel.
+    assert.equal(
+      readFileSync(saved.CSV as string, "utf8").split("\n")[0],
+      "\uFEFFid,title,author,year",
+    );
 
     for (const format of ["JSON", "CSV"]) {
       const target = await fresh();
