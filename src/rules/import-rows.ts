@@ -3,6 +3,7 @@
 // the command line and the page import alike.
 import { parse as parseCsv } from "csv-parse/browser/esm/sync";
 import { type BookField, checkBook, type FieldProblem, type NewBook } from "./book.js";
+import { restoreCell } from "./book-csv.js";
 import { foldedWords } from "./search.js";
 
 /** A row as read from a file: the line it starts on, and its fields as the file had them. */
@@ -176,7 +177,7 @@ function startLines(text: string) {
   };
 }
 
-/** The rows of a CSV file under its header. */
+/** The rows of a CSV file under its header, with the cells export neutralised restored. */
 function csvRows(text: string): RowFields[] {
   let records: { record: string[]; info: { bytes: number } }[];
   try {
@@ -207,10 +208,14 @@ function csvRows(text: string): RowFields[] {
       const cell = cells[column];
       if (cell !== undefined) record[name] = cell;
     });
+    const text = (names: readonly string[]) => {
+      const value = firstOf(record, names);
+      return value === undefined ? undefined : restoreCell(value);
+    };
     return {
       line: lineAfter((records[i] as (typeof records)[number]).info.bytes),
-      title: firstOf(record, COLUMNS.title),
-      author: firstOf(record, COLUMNS.author),
+      title: text(COLUMNS.title),
+      author: text(COLUMNS.author),
       year: firstOf(record, COLUMNS.year),
     };
   });

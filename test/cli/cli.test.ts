@@ -62,6 +62,20 @@ const connectionTo = (service: Service) => [
 
 const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
 
+/** Titles a spreadsheet would run as formulas, and titles that start with a quote of their own. */
+const FORMULA_TITLES = [
+  '=HYPERLINK("http://x")',
+  "+cmd",
+  "-2+3+cmd|' /C calc'!A0",
+  "@SUM(A1:A9)",
+  "\tTabbed",
+  "\rReturned",
+  "'Tis Pity She's a Whore",
+  "'=quoted already",
+  "''+two quotes",
+  "Dune",
+];
+
 describe("book-catalogue", () => {
   let dir: string;
   let service: Service;
@@ -441,6 +455,67 @@ describe("book-catalogue", () => {
         `dry run: 0 of ${count} rows would be imported; ${count} duplicates skipped; 0 refused\n`,
         file,
       );
+    }
+  });
+
+  test("CSV export neutralises formulas; import into an empty catalogue gives the same books back", async () => {
+    const source = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "formulas.db")}` },
+      { direct: true },
+    );
+    const target = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "formulas-again.db")}` },
+      { direct: true },
+    );
+    try {
+      const [from, to] = [connectionTo(source), connectionTo(target)];
+      const books = FORMULA_TITLES.map((title, i) => ({
+        title,
+        author: ["Writer", "=Author", "-Anonymous", "'Quoted"][i % 4] as string,
+        year: i === 0 ? -500 : 1900 + i,
+      }));
+      const json = join(dir, "formulas.json");
+      writeFileSync(json, JSON.stringify(books));
+      assert.equal((await run(["import", json, ...from])).code, 0);
+
+      const csv = await run(["export", "--format", "csv", ...from]);
+      assert.equal(csv.code, 0, csv.stderr);
+      assert.ok(csv.stdout.startsWith("\uFEFFid,title,author,year\n"), csv.stdout.slice(0, 30));
+      const lines = csv.stdout.split("\n");
+      assert.equal(lines[1], `1,"'=HYPERLINK(""http://x"")",Writer,-500`);
+      assert.equal(lines[2], "2,'+cmd,'=Author,1901");
+      // No title or author starts with a character a spreadsheet runs (a year is a number).
+      for (const line of lines.slice(1, -1)) {
+        assert.doesNotMatch(line.replace(/,-?\d+$/, ""), /,"?[=+\-@\t\r]/);
+      }
+      const bare = await run(["export", "--format", "csv", "--no-bom", ...from]);
+      assert.equal(bare.stdout, csv.stdout.slice(1));
+      const output = join(dir, "formulas-bare.csv");
+      assert.equal(
+        (await run(["export", "--format", "csv", "--no-bom", "-o", output, ...from])).code,
+        0,
+      );
+      assert.deepEqual(readFileSync(output), Buffer.from(bare.stdout));
+
+      // With the mark and without, the file reads as the same books.
+      const withBom = join(dir, "formulas.csv");
+      writeFileSync(withBom, csv.stdout);
+      const imported = await run(["import", withBom, ...to]);
+      assert.equal(imported.code, 0, imported.stderr);
+      const fields = (list: Book[]) =>
+        list.map(({ title, author, year }) => ({ title, author, year }));
+      const exported = (connection: string[]) =>
+        run(["export", ...connection]).then(({ stdout }) => JSON.parse(stdout) as Book[]);
+      assert.deepEqual(fields(await exported(to)), books);
+      assert.deepEqual(fields(await exported(from)), books);
+      const again = await run(["import", output, "--dry-run", ...to]);
+      assert.equal(
+        again.stdout,
+        `dry run: 0 of ${books.length} rows would be imported; ${books.length} duplicates skipped; 0 refused\n`,
+      );
+    } finally {
+      await source.stop();
+      await target.stop();
     }
   });
 });

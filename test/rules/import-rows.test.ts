@@ -1,8 +1,17 @@
 // A file's rows as the command line and the page read them: each row at the line it starts on,
-// in LF and CRLF files.
+// in LF and CRLF files; the cells export neutralised come back exactly.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseBookFile } from "../../src/rules/import-rows.js";
+import fc from "fast-check";
+import type { Book } from "../../src/rules/book.js";
+import {
+  CSV_BOM,
+  CSV_HEADER,
+  csvLine,
+  neutraliseCell,
+  restoreCell,
+} from "../../src/rules/book-csv.js";
+import { checkRow, parseBookFile } from "../../src/rules/import-rows.js";
 
 /** A CSV file whose rows span several lines, with empty lines between, ending with `eol`. */
 function multiLineFile(eol: string): string {
@@ -36,7 +45,7 @@ for (const [name, eol] of [
   });
 
   test(`${name}: with a byte-order mark, the header is still line 1`, () => {
-    const rows = parseBookFile(`\uFEFF${multiLineFile(eol)}`);
+    const rows = parseBookFile(`${CSV_BOM}${multiLineFile(eol)}`);
     assert.deepEqual(
       rows.map((row) => row.line),
       [2, 5, 8, 9, 13],
@@ -44,3 +53,53 @@ for (const [name, eol] of [
     assert.equal(rows[0]?.title, `A title${eol}on two lines`);
   });
 }
+
+const FORMULA_STARTS = ["=", "+", "-", "@", "\t", "\r"];
+
+test("a cell a spreadsheet would run gets a leading ', and one starting ' before such a character one more", () => {
+  for (const start of FORMULA_STARTS) {
+    assert.equal(neutraliseCell(`${start}x`), `'${start}x`);
+    assert.equal(neutraliseCell(`'${start}x`), `''${start}x`);
+  }
+  assert.equal(neutraliseCell('=HYPERLINK("http://x")'), `'=HYPERLINK("http://x")`);
+  for (const safe of ["Dune", "'Tis Pity She's a Whore", "''", "x=1", " =x"]) {
+    assert.equal(neutraliseCell(safe), safe);
+  }
+});
+
+test("restoreCell undoes neutraliseCell exactly, for any text", () => {
+  const text = fc.oneof(
+    fc.string(),
+    fc.tuple(fc.constantFrom("", "'", "''", ...FORMULA_STARTS), fc.string()).map(([a, b]) => a + b),
+  );
+  fc.assert(
+    fc.property(text, (value) => {
+      const neutral = neutraliseCell(value);
+      assert.doesNotMatch(neutral, /^[=+\-@\t\r]/);
+      assert.equal(restoreCell(neutral), value);
+    }),
+  );
+});
+
+test("a book exported as a CSV line is imported back the same, whatever its title starts with", () => {
+  const starts = ["", "'", "''", ...FORMULA_STARTS, ...FORMULA_STARTS.map((s) => `'${s}`)];
+  const book = fc.record({
+    id: fc.integer({ min: 1, max: 1e9 }),
+    title: fc
+      .tuple(fc.constantFrom(...starts), fc.string({ minLength: 1 }))
+      .map(([start, rest]) => start + (rest.trim() || "x"))
+      .filter((title) => title.trim().length > 0 && !/\s$/.test(title)),
+    author: fc.constantFrom("-Anonymous", "@handle", "+plus", "Writer", "'Quoted"),
+    year: fc.integer({ min: -9999, max: 9999 }),
+  });
+  fc.assert(
+    fc.property(fc.array(book, { minLength: 1, maxLength: 5 }), (books: Book[]) => {
+      const file = `${CSV_BOM}${CSV_HEADER}${books.map(csvLine).join("")}`;
+      const read = parseBookFile(file).map(checkRow);
+      assert.deepEqual(
+        read.map((row) => row.book),
+        books.map(({ title, author, year }) => ({ title, author, year })),
+      );
+    }),
+  );
+});

@@ -23,6 +23,19 @@ import {
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
+
+/** Titles a spreadsheet would run as formulas, and titles that start with a quote of their own. */
+const FORMULA_TITLES = [
+  '=HYPERLINK("http://x")',
+  "+cmd",
+  "-2+3+cmd|' /C calc'!A0",
+  "@SUM(A1:A9)",
+  "\tTabbed",
+  "\rReturned",
+  "'Tis Pity She's a Whore",
+  "'=quoted already",
+  "''+two quotes",
+];
 const PHONE = { width: 390, height: 844 };
 
 /** A Goodreads "library export" of 200 rows; rows 20, 60, 100, 140 and 180 are not books. */
@@ -196,6 +209,38 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
     await dialog.getByRole("button", { name: "Cancel" }).click();
     assert.equal((await running.api<Book[]>("GET", "/books")).length, 195);
     await page.context().close();
+  });
+
+  test("CSV export from the page: a byte-order mark, formulas neutralised; imported back the same", async () => {
+    const source = await fresh();
+    const books = FORMULA_TITLES.map((title, i) => ({
+      title,
+      author: ["Writer", "@Author", "+Anonymous", "'Quoted"][i % 4] as string,
+      year: 1900 + i,
+    }));
+    for (const book of books) await source.api("POST", "/book", book);
+    const page = await open(source);
+    await page.locator("#book-count").getByText(`${books.length} books`, { exact: true }).waitFor();
+    const download = page.waitForEvent("download");
+    await page.getByRole("button", { name: "Export CSV" }).click();
+    const path = join(dir, "formulas.csv");
+    await (await download).saveAs(path);
+    const bytes = readFileSync(path);
+    assert.deepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], "a UTF-8 byte-order mark");
+    const text = bytes.toString("utf8");
+    assert.equal(text.split("\n")[1], `1,"'=HYPERLINK(""http://x"")",Writer,1900`);
+    assert.equal(text.split("\n")[2], "2,'+cmd,'@Author,1901");
+
+    const target = await fresh();
+    const other = await open(target);
+    await other.locator(".empty").getByRole("button", { name: "Import a file" }).click();
+    const dialog = other.getByRole("dialog", { name: "Import a file" });
+    await dialog.locator('input[type="file"]').setInputFiles(path);
+    await dialog.getByRole("button", { name: `Import ${books.length} books` }).click();
+    await dialog.getByText(/^Imported \d+ books from/).waitFor();
+    assert.deepEqual(fields(await target.api<Book[]>("GET", "/books")), books);
+    await page.context().close();
+    await other.context().close();
   });
 
   test("a file that is not a list of books is told in plain words", async () => {

@@ -9,7 +9,7 @@ export const EXPORT_PAGE = 1000;
 /**
  * The whole catalogue, or the books a search finds, as a file the browser saves: CSV with
  * the header id,title,author,year, or a JSON list, as the command line's export writes them
- * (CSV with its byte-order mark).
+ * (CSV with its byte-order mark, and cells that would run as formulas neutralised).
  * Read a page of 1,000 at a time; `onProgress` hears how many so far.
  */
 export async function exportBooks(
