@@ -1,6 +1,6 @@
 // A file's rows as books to import: reading a JSON or CSV file, plain reasons for the rows
-// that are not books, and the rule that finds a row already in the catalogue. Free of Node:
-// the command line and the page import alike.
+// that cannot be imported, and the rule that finds a row already in the catalogue. Free of
+// Node: the command line and the page import alike.
 import { parse as parseCsv } from "csv-parse/browser/esm/sync";
 import { type BookField, checkBook, type FieldProblem, type NewBook } from "./book.js";
 import { restoreCell } from "./book-csv.js";
@@ -15,8 +15,15 @@ export interface RowFields {
 }
 
 export type CheckedRow =
-  | { line: number; book: NewBook; problems?: undefined }
-  | { line: number; book?: undefined; problems: string[]; title?: string };
+  | { line: number; book: NewBook; problems?: undefined; needsYear?: undefined }
+  | {
+      line: number;
+      book?: undefined;
+      problems: string[];
+      title?: string;
+      /** When the year is all the row lacks: its title and author, to be given a year. */
+      needsYear?: { title: string; author: string };
+    };
 
 const BLANK = /^\s*$/u;
 const WHOLE_NUMBER = /^\s*-?\d+\s*$/;
@@ -58,7 +65,16 @@ export function checkRow(row: RowFields): CheckedRow {
     return problem === undefined ? [] : [describe(field, problem)];
   });
   const title = problems.title === undefined ? (row.title as string) : undefined;
-  return { line: row.line, problems: reasons, ...(title === undefined ? {} : { title }) };
+  const onlyYearMissing =
+    problems.year?.kind === "missing" && problems.title === undefined && !problems.author;
+  return {
+    line: row.line,
+    problems: reasons,
+    ...(title === undefined ? {} : { title }),
+    ...(onlyYearMissing
+      ? { needsYear: { title: row.title as string, author: row.author as string } }
+      : {}),
+  };
 }
 
 /**

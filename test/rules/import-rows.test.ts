@@ -1,5 +1,6 @@
 // A file's rows as the command line and the page read them: each row at the line it starts on,
-// in LF and CRLF files; the cells export neutralised come back exactly.
+// in LF and CRLF files; the cells export neutralised come back exactly; a row that lacks only
+// its year can be given one.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
@@ -53,6 +54,20 @@ for (const [name, eol] of [
     assert.equal(rows[0]?.title, `A title${eol}on two lines`);
   });
 }
+
+test("a row that lacks only its year can be given one; a row with more wrong is not", () => {
+  const [noYear, alsoNoAuthor] = parseBookFile(
+    "title,author,year\nDie Straße,Ann Petry,\nNo author,,\n",
+  ).map(checkRow);
+  assert.deepEqual(noYear, {
+    line: 2,
+    problems: ["the year is missing"],
+    title: "Die Straße",
+    needsYear: { title: "Die Straße", author: "Ann Petry" },
+  });
+  assert.equal(alsoNoAuthor?.needsYear, undefined);
+  assert.deepEqual(alsoNoAuthor?.problems, ["the author is empty", "the year is missing"]);
+});
 
 const FORMULA_STARTS = ["=", "+", "-", "@", "\t", "\r"];
 
