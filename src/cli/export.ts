@@ -3,8 +3,8 @@ import { rename, rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { stringify as toCsvRow } from "csv-stringify/sync";
 import { type Book, createClient } from "../client/client.js";
+import { CSV_BOM, CSV_HEADER, csvLine } from "../rules/book-csv.js";
 import { connection, connectionOptions } from "./connection.js";
 import { UsageError, writeFailure } from "./errors.js";
 import { removeOnInterrupt } from "./interrupt.js";
@@ -17,25 +17,30 @@ export async function exportBooks(args: string[]) {
       ...connectionOptions,
       format: { type: "string" },
       output: { type: "string", short: "o" },
+      "no-bom": { type: "boolean" },
     },
   });
   const format = values.format ?? "json";
   if (format !== "json" && format !== "csv") throw new UsageError("--format is json or csv");
-  const text = exportText(format, createClient(connection(values)).books());
+  const bom = format === "csv" && values["no-bom"] !== true;
+  const text = exportText(format, createClient(connection(values)).books(), bom);
   if (values.output === undefined) await writeToStdout(text);
   else await writeToFile(values.output, text);
 }
 
-/** The export, chunk by chunk: a JSON array, or CSV under its header line. */
-async function* exportText(format: "json" | "csv", books: AsyncIterator<Book>) {
+/**
+ * The export, chunk by chunk: a JSON array, or CSV under its header line (after a byte-order
+ * mark unless --no-bom: Excel needs it to read UTF-8).
+ */
+async function* exportText(format: "json" | "csv", books: AsyncIterator<Book>, bom: boolean) {
   // The first page before the first byte: a service that is down or refuses the credentials
   // then fails the command with nothing written.
   let next = await books.next();
-  yield format === "csv" ? toCsvRow([["id", "title", "author", "year"]]) : "[";
+  yield format === "csv" ? `${bom ? CSV_BOM : ""}${CSV_HEADER}` : "[";
   let first = true;
   while (!next.done) {
     const book = next.value;
-    if (format === "csv") yield toCsvRow([[book.id, book.title, book.author, book.year]]);
+    if (format === "csv") yield csvLine(book);
     else yield `${first ? "\n" : ",\n"}${JSON.stringify(book)}`;
     first = false;
     next = await books.next();

@@ -35,7 +35,9 @@ A row whose title, author and year are those of a book already in the catalogue 
 accents and punctuation aside) is a duplicate: skipped and counted, unless --duplicates keep.
 So importing an export into the same catalogue adds nothing.
 
-Rows that are not books are reported with their line in the file, their title and why.
+Rows that cannot be imported are reported with the line they start on, their title and
+why. In CSV, one leading ' before =, +, -, @, tab or carriage return (as export writes it)
+is removed: export then import gives the same books.
 Exit code: 0 when every row was imported or skipped as a duplicate; 1 when some row was
 refused; 2 when the file cannot be used at all (unreadable, not a list of books, a
 column missing) or the command is wrong.
@@ -43,13 +45,19 @@ column missing) or the command is wrong.
   --dry-run             Check every row and count the duplicates, send nothing
   --duplicates keep     Import duplicates too (default: skip)
   --concurrency N       Requests at once (default 1, which keeps the file's order)`,
-  export: `Usage: book-catalogue export [--format json|csv] [-o FILE] [connection options]
+  export: `Usage: book-catalogue export [--format json|csv] [--no-bom] [-o FILE] [connection options]
 
 Writes every book, in id order, to standard output or FILE: a JSON array (default) or CSV
 with the header id,title,author,year. Nothing is written until the service has answered,
 so when it is down or refuses the password, standard output stays empty (exit 1).
 
+CSV starts with a UTF-8 byte-order mark, so that Excel reads accents and other scripts
+right. A title or author that a spreadsheet would run as a formula (starting with =, +, -,
+@, tab or carriage return, after any single quotes) gets one more leading single quote,
+which import removes: export then import gives the same books. JSON is written as it is.
+
   --format json|csv     Default: json
+  --no-bom              CSV without the byte-order mark, for tools that dislike it
   -o, --output FILE     Write to FILE, replaced only once the whole export has succeeded:
                         on a failure FILE stays as it was. Prefer it to "> FILE", which
                         empties FILE before the export even starts.

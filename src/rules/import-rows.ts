@@ -1,8 +1,9 @@
 // A file's rows as books to import: reading a JSON or CSV file, plain reasons for the rows
-// that are not books, and the rule that finds a row already in the catalogue. Free of Node:
-// the command line and the page import alike.
+// that cannot be imported, and the rule that finds a row already in the catalogue. Free of
+// Node: the command line and the page import alike.
 import { parse as parseCsv } from "csv-parse/browser/esm/sync";
 import { type BookField, checkBook, type FieldProblem, type NewBook } from "./book.js";
+import { restoreCell } from "./book-csv.js";
 import { foldedWords } from "./search.js";
 
 /** A row as read from a file: the line it starts on, and its fields as the file had them. */
@@ -14,8 +15,15 @@ export interface RowFields {
 }
 
 export type CheckedRow =
-  | { line: number; book: NewBook; problems?: undefined }
-  | { line: number; book?: undefined; problems: string[]; title?: string };
+  | { line: number; book: NewBook; problems?: undefined; needsYear?: undefined }
+  | {
+      line: number;
+      book?: undefined;
+      problems: string[];
+      title?: string;
+      /** When the year is all the row lacks: its title and author, to be given a year. */
+      needsYear?: { title: string; author: string };
+    };
 
 const BLANK = /^\s*$/u;
 const WHOLE_NUMBER = /^\s*-?\d+\s*$/;
@@ -57,7 +65,16 @@ export function checkRow(row: RowFields): CheckedRow {
     return problem === undefined ? [] : [describe(field, problem)];
   });
   const title = problems.title === undefined ? (row.title as string) : undefined;
-  return { line: row.line, problems: reasons, ...(title === undefined ? {} : { title }) };
+  const onlyYearMissing =
+    problems.year?.kind === "missing" && problems.title === undefined && !problems.author;
+  return {
+    line: row.line,
+    problems: reasons,
+    ...(title === undefined ? {} : { title }),
+    ...(onlyYearMissing
+      ? { needsYear: { title: row.title as string, author: row.author as string } }
+      : {}),
+  };
 }
 
 /**
@@ -151,20 +168,46 @@ export function parseBookFile(contents: string): RowFields[] {
       };
     });
   }
-  let records: { record: Record<string, string>; info: { lines: number } }[];
+  return csvRows(text);
+}
+
+/**
+ * The line each record starts on, from the offsets csv-parse gives: the UTF-8 byte just after
+ * each record (its own line count is where a record ends, and counts a CRLF inside quotes
+ * twice). A line break is CRLF, LF or CR alone; empty lines before a record are skipped, as
+ * the parser skips them.
+ */
+function startLines(text: string) {
+  const bytes = new TextEncoder().encode(text);
+  let at = 0;
+  let line = 1;
+  const step = () => {
+    const byte = bytes[at];
+    if (byte === 0x0a || (byte === 0x0d && bytes[at + 1] !== 0x0a)) line += 1;
+    at += 1;
+  };
+  return (previousEnd: number) => {
+    while (at < previousEnd) step();
+    while (bytes[at] === 0x0a || bytes[at] === 0x0d) step();
+    return line;
+  };
+}
+
+/** The rows of a CSV file under its header, with the cells export neutralised restored. */
+function csvRows(text: string): RowFields[] {
+  let records: { record: string[]; info: { bytes: number } }[];
   try {
     records = parseCsv(text, {
-      columns: true,
       info: true,
       skip_empty_lines: true,
       relax_column_count: true,
       // Goodreads writes ISBNs as ="0441013593", which strict CSV would refuse.
       relax_quotes: true,
-    });
+    }) as unknown as typeof records;
   } catch (error) {
     throw new BookFileError(`${NOT_BOOKS} (${(error as Error).message})`);
   }
-  const header = parseCsv(text, { to_line: 1, relax_quotes: true })[0] as string[] | undefined;
+  const header = records[0]?.record;
   if (header === undefined) throw new BookFileError(NOT_BOOKS);
   const missing = Object.entries(COLUMNS)
     .filter(([, names]) => !names.some((name) => header.includes(name)))
@@ -174,11 +217,22 @@ export function parseBookFile(contents: string): RowFields[] {
       `has no column for the ${missing.join(", nor for the ")}; its header: ${header.join(",")}`,
     );
   }
-  return records.map(({ record, info }) => ({
-    // info.lines is the line the record ends on; a quoted field may span several.
-    line: info.lines,
-    title: firstOf(record, COLUMNS.title),
-    author: firstOf(record, COLUMNS.author),
-    year: firstOf(record, COLUMNS.year),
-  }));
+  const lineAfter = startLines(text);
+  return records.slice(1).map(({ record: cells }, i) => {
+    const record: Record<string, string> = {};
+    header.forEach((name, column) => {
+      const cell = cells[column];
+      if (cell !== undefined) record[name] = cell;
+    });
+    const text = (names: readonly string[]) => {
+      const value = firstOf(record, names);
+      return value === undefined ? undefined : restoreCell(value);
+    };
+    return {
+      line: lineAfter((records[i] as (typeof records)[number]).info.bytes),
+      title: text(COLUMNS.title),
+      author: text(COLUMNS.author),
+      year: firstOf(record, COLUMNS.year),
+    };
+  });
 }

@@ -62,6 +62,20 @@ const connectionTo = (service: Service) => [
 
 const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
 
+/** Titles a spreadsheet would run as formulas, and titles that start with a quote of their own. */
+const FORMULA_TITLES = [
+  '=HYPERLINK("http://x")',
+  "+cmd",
+  "-2+3+cmd|' /C calc'!A0",
+  "@SUM(A1:A9)",
+  "\tTabbed",
+  "\rReturned",
+  "'Tis Pity She's a Whore",
+  "'=quoted already",
+  "''+two quotes",
+  "Dune",
+];
+
 describe("book-catalogue", () => {
   let dir: string;
   let service: Service;
@@ -303,6 +317,37 @@ describe("book-catalogue", () => {
     );
   });
 
+  test("a refused row is reported at the line it starts on, in LF and CRLF files", async () => {
+    for (const [name, eol] of [
+      ["lf", "\n"],
+      ["crlf", "\r\n"],
+    ] as const) {
+      const file = join(dir, `multi-line-${name}.csv`);
+      writeFileSync(
+        file,
+        [
+          "title,author,year", // 1
+          `"Notes${eol}on${eol}three lines",Writer,1901`, // 2-4
+          `"No${eol}year",Writer,`, // 5-6
+          "", // 7
+          `Die Straße,"Ann${eol}Petry",`, // 8-9
+          `"Too${eol}late",Writer,12000`, // 10-11
+          "",
+        ].join(eol),
+      );
+      const { stderr } = await run(["import", file, "--dry-run", ...connection]);
+      assert.deepEqual(
+        stderr.split("\n").filter((line) => line.startsWith("refused ")),
+        [
+          `refused line 5 (${JSON.stringify(`No${eol}year`)}): the year is missing`,
+          'refused line 8 ("Die Straße"): the year is missing',
+          `refused line 10 (${JSON.stringify(`Too${eol}late`)}): the year must be a whole number from -9999 to 9999`,
+        ],
+        name,
+      );
+    }
+  });
+
   test("a file that is not a list of books, or lacks a column, is refused whole with exit 2", async () => {
     const cases = [
       [
@@ -350,7 +395,7 @@ describe("book-catalogue", () => {
     assert.ok(exported.length > 0);
     const csv = await run(["export", "--format", "csv", ...connection]);
     assert.equal(csv.code, 0);
-    assert.equal(csv.stdout.split("\n")[0], "id,title,author,year");
+    assert.equal(csv.stdout.split("\n")[0], "\uFEFFid,title,author,year");
 
     const other = await startService(
       { ...ENV, DB_URL: `sqlite:${join(dir, "b.db")}` },
@@ -379,6 +424,98 @@ describe("book-catalogue", () => {
       );
     } finally {
       await other.stop();
+    }
+  });
+
+  test("CSV export starts with a UTF-8 byte-order mark, --no-bom leaves it out; import reads either", async () => {
+    const csv = await run(["export", "--format", "csv", ...connection]);
+    assert.equal(csv.code, 0, csv.stderr);
+    assert.ok(csv.stdout.startsWith("\uFEFFid,title,author,year\n"), csv.stdout.slice(0, 30));
+    const bare = await run(["export", "--format", "csv", "--no-bom", ...connection]);
+    assert.equal(bare.stdout, csv.stdout.slice(1));
+    assert.match(
+      (await run(["export", "--help"])).stdout,
+      /--no-bom {2,}CSV without the byte-order mark/,
+    );
+    const marked = join(dir, "marked.csv");
+    const unmarked = join(dir, "unmarked.csv");
+    assert.equal((await run(["export", "--format", "csv", "-o", marked, ...connection])).code, 0);
+    assert.equal(
+      (await run(["export", "--format", "csv", "--no-bom", "-o", unmarked, ...connection])).code,
+      0,
+    );
+    assert.deepEqual([...readFileSync(marked).subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+    assert.deepEqual(readFileSync(unmarked), Buffer.from(bare.stdout));
+    // Either file reads as the catalogue's own books: every row a duplicate.
+    const count = csv.stdout.trimEnd().split("\n").length - 1;
+    for (const file of [marked, unmarked]) {
+      const again = await run(["import", file, "--dry-run", ...connection]);
+      assert.equal(
+        again.stdout,
+        `dry run: 0 of ${count} rows would be imported; ${count} duplicates skipped; 0 refused\n`,
+        file,
+      );
+    }
+  });
+
+  test("CSV export neutralises formulas; import into an empty catalogue gives the same books back", async () => {
+    const source = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "formulas.db")}` },
+      { direct: true },
+    );
+    const target = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "formulas-again.db")}` },
+      { direct: true },
+    );
+    try {
+      const [from, to] = [connectionTo(source), connectionTo(target)];
+      const books = FORMULA_TITLES.map((title, i) => ({
+        title,
+        author: ["Writer", "=Author", "-Anonymous", "'Quoted"][i % 4] as string,
+        year: i === 0 ? -500 : 1900 + i,
+      }));
+      const json = join(dir, "formulas.json");
+      writeFileSync(json, JSON.stringify(books));
+      assert.equal((await run(["import", json, ...from])).code, 0);
+
+      const csv = await run(["export", "--format", "csv", ...from]);
+      assert.equal(csv.code, 0, csv.stderr);
+      assert.ok(csv.stdout.startsWith("\uFEFFid,title,author,year\n"), csv.stdout.slice(0, 30));
+      const lines = csv.stdout.split("\n");
+      assert.equal(lines[1], `1,"'=HYPERLINK(""http://x"")",Writer,-500`);
+      assert.equal(lines[2], "2,'+cmd,'=Author,1901");
+      // No title or author starts with a character a spreadsheet runs (a year is a number).
+      for (const line of lines.slice(1, -1)) {
+        assert.doesNotMatch(line.replace(/,-?\d+$/, ""), /,"?[=+\-@\t\r]/);
+      }
+      const bare = await run(["export", "--format", "csv", "--no-bom", ...from]);
+      assert.equal(bare.stdout, csv.stdout.slice(1));
+      const output = join(dir, "formulas-bare.csv");
+      assert.equal(
+        (await run(["export", "--format", "csv", "--no-bom", "-o", output, ...from])).code,
+        0,
+      );
+      assert.deepEqual(readFileSync(output), Buffer.from(bare.stdout));
+
+      // With the mark and without, the file reads as the same books.
+      const withBom = join(dir, "formulas.csv");
+      writeFileSync(withBom, csv.stdout);
+      const imported = await run(["import", withBom, ...to]);
+      assert.equal(imported.code, 0, imported.stderr);
+      const fields = (list: Book[]) =>
+        list.map(({ title, author, year }) => ({ title, author, year }));
+      const exported = (connection: string[]) =>
+        run(["export", ...connection]).then(({ stdout }) => JSON.parse(stdout) as Book[]);
+      assert.deepEqual(fields(await exported(to)), books);
+      assert.deepEqual(fields(await exported(from)), books);
+      const again = await run(["import", output, "--dry-run", ...to]);
+      assert.equal(
+        again.stdout,
+        `dry run: 0 of ${books.length} rows would be imported; ${books.length} duplicates skipped; 0 refused\n`,
+      );
+    } finally {
+      await source.stop();
+      await target.stop();
     }
   });
 });
@@ -477,11 +614,11 @@ describe("book-catalogue export never leaves a misleading file", () => {
       assert.deepEqual(await run(["export", ...to]), { code: 0, stdout: "[]\n", stderr: "" });
       assert.deepEqual(await run(["export", "--format", "csv", ...to]), {
         code: 0,
-        stdout: "id,title,author,year\n",
+        stdout: "\uFEFFid,title,author,year\n",
         stderr: "",
       });
       assert.equal((await run(["export", "--format", "csv", "-o", file, ...to])).code, 0);
-      assert.equal(readFileSync(file, "utf8"), "id,title,author,year\n");
+      assert.equal(readFileSync(file, "utf8"), "\uFEFFid,title,author,year\n");
     } finally {
       await empty.stop();
     }
@@ -490,7 +627,7 @@ describe("book-catalogue export never leaves a misleading file", () => {
   test("export | head -1: the reader stops early, the export ends quietly with status 0", async () => {
     for (const [format, line] of [
       ["json", "[\n"],
-      ["csv", "id,title,author,year\n"],
+      ["csv", "\uFEFFid,title,author,year\n"],
     ] as const) {
       const piped = await runInShell(["export", "--format", format, ...connection], "| head -1");
       assert.deepEqual(piped, { code: 0, stdout: line, stderr: "" }, format);

@@ -1,31 +1,28 @@
 // Export the catalogue or a search as a file: page by page through the API, so a large
 // catalogue never freezes the page.
+import { CSV_BOM, CSV_HEADER, csvLine } from "@book-catalogue/rules/book-csv.js";
 import type { BookCatalogueClient } from "book-catalogue";
 
 /** Books a request when exporting: the API's largest page. */
 export const EXPORT_PAGE = 1000;
 
-const csvField = (value: string | number) => {
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-};
-
 /**
  * The whole catalogue, or the books a search finds, as a file the browser saves: CSV with
- * the header id,title,author,year, or a JSON list, as the command line's export writes them.
+ * the header id,title,author,year, or a JSON list, as the command line's export writes them
+ * (CSV with its byte-order mark, and cells that would run as formulas neutralised).
  * Read a page of 1,000 at a time; `onProgress` hears how many so far.
  */
 export async function exportBooks(
   client: BookCatalogueClient,
   options: { q?: string; format: "csv" | "json"; onProgress: (count: number) => void },
 ): Promise<{ count: number; name: string }> {
-  const parts: string[] = [options.format === "csv" ? "id,title,author,year\n" : "["];
+  const parts: string[] = [options.format === "csv" ? `${CSV_BOM}${CSV_HEADER}` : "["];
   let count = 0;
   const query = { limit: EXPORT_PAGE, sort: "id" as const, ...(options.q ? { q: options.q } : {}) };
   for await (const book of client.books(query)) {
     parts.push(
       options.format === "csv"
-        ? `${[book.id, book.title, book.author, book.year].map(csvField).join(",")}\n`
+        ? csvLine(book)
         : `${count === 0 ? "\n" : ",\n"}${JSON.stringify(book)}`,
     );
     count += 1;

@@ -18,7 +18,7 @@ interface Props {
 }
 
 export function ImportDialog({ client, onCancel, onDone, onFailure }: Props) {
-  const { stage, keepDuplicates, setKeepDuplicates, read, run, stop } = useImport(
+  const { stage, keepDuplicates, setKeepDuplicates, years, setYears, read, run, stop } = useImport(
     client,
     onFailure,
   );
@@ -48,8 +48,10 @@ export function ImportDialog({ client, onCancel, onDone, onFailure }: Props) {
             preview={stage.preview}
             keepDuplicates={keepDuplicates}
             onKeepDuplicates={setKeepDuplicates}
+            years={years}
+            onYears={setYears}
             onCancel={onCancel}
-            onImport={() => void run(stage.preview)}
+            onImport={(plan) => void run(stage.preview, plan)}
           />
         </Modal>
       );

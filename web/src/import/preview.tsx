@@ -1,28 +1,34 @@
-// The import's second step: what the file holds (new books, duplicates, rows that are not
-// books, listed with their line and why), and the button that imports.
+// The import's second step: what the file holds (new books, duplicates, rows without a year
+// to be given one, rows that cannot be imported, listed with their line and why), and the
+// button that imports.
+import { useMemo } from "preact/hooks";
 import { plural } from "../words.js";
+import { NoYearRows } from "./no-year.js";
+import { type GivenYears, LISTED_ROWS, type Plan, planImport } from "./plan.js";
 import type { Preview } from "./read-preview.js";
-
-/** The most refused rows the preview lists; the count says how many more. */
-const LISTED_REFUSALS = 100;
 
 interface Props {
   preview: Preview;
   keepDuplicates: boolean;
   onKeepDuplicates: (keep: boolean) => void;
+  years: GivenYears;
+  onYears: (years: GivenYears) => void;
   onCancel: () => void;
-  onImport: () => void;
+  onImport: (plan: Plan) => void;
 }
 
-export function PreviewStep({
-  preview,
-  keepDuplicates,
-  onKeepDuplicates,
-  onCancel,
-  onImport,
-}: Props) {
-  const fresh = preview.books.length - preview.duplicates;
-  const count = keepDuplicates ? preview.books.length : fresh;
+/** "row has", "rows have". */
+const rowsHave = (n: number) => (n === 1 ? "row has" : "rows have");
+
+export function PreviewStep(props: Props) {
+  const { preview, keepDuplicates, onKeepDuplicates, years, onYears } = props;
+  const plan = useMemo(
+    () => planImport(preview, years, keepDuplicates),
+    [preview, years, keepDuplicates],
+  );
+  const count = plan.books.length;
+  const noYear = preview.noYear.length;
+  const refused = preview.refused.length;
   return (
     <>
       <p>
@@ -30,18 +36,29 @@ export function PreviewStep({
       </p>
       <ul class="preview-counts">
         <li>
-          <strong>{fresh.toLocaleString("en")}</strong> new
+          <strong>{plan.fresh.toLocaleString("en")}</strong> new
         </li>
         <li>
-          <strong>{preview.duplicates.toLocaleString("en")}</strong> already in the catalogue (same
+          <strong>{plan.duplicates.toLocaleString("en")}</strong> already in the catalogue (same
           title, author and year)
         </li>
-        <li>
-          <strong>{preview.refused.length.toLocaleString("en")}</strong> that are not books
-        </li>
+        {noYear > 0 && (
+          <li>
+            <strong>{noYear.toLocaleString("en")}</strong> {rowsHave(noYear)} no year
+          </li>
+        )}
+        {refused > 0 && (
+          <li>
+            <strong>{refused.toLocaleString("en")}</strong> {refused === 1 ? "row" : "rows"} cannot
+            be imported as {refused === 1 ? "it is" : "they are"}
+          </li>
+        )}
       </ul>
-      {preview.refused.length > 0 && <RefusedRows refused={preview.refused} />}
-      {preview.duplicates > 0 && (
+      {noYear > 0 && (
+        <NoYearRows rows={preview.noYear} years={years} plan={plan} onYears={onYears} />
+      )}
+      {refused > 0 && <RefusedRows refused={preview.refused} />}
+      {plan.duplicates > 0 && (
         <label class="check">
           <input
             type="checkbox"
@@ -52,10 +69,15 @@ export function PreviewStep({
         </label>
       )}
       <div class="actions">
-        <button type="button" class="quiet" onClick={onCancel}>
+        <button type="button" class="quiet" onClick={props.onCancel}>
           Cancel
         </button>
-        <button type="button" data-focus disabled={count === 0} onClick={onImport}>
+        <button
+          type="button"
+          data-focus
+          disabled={count === 0 || plan.wrongYears.size > 0}
+          onClick={() => props.onImport(plan)}
+        >
           Import {plural(count, "book")}
         </button>
       </div>
@@ -67,7 +89,7 @@ function RefusedRows({ refused }: { refused: Preview["refused"] }) {
   return (
     <div class="refused">
       <table>
-        <caption class="visually-hidden">Rows that will not be imported</caption>
+        <caption class="visually-hidden">Rows that cannot be imported, and why</caption>
         <thead>
           <tr>
             <th scope="col" class="col-line">
@@ -78,7 +100,7 @@ function RefusedRows({ refused }: { refused: Preview["refused"] }) {
           </tr>
         </thead>
         <tbody>
-          {refused.slice(0, LISTED_REFUSALS).map((row) => (
+          {refused.slice(0, LISTED_ROWS).map((row) => (
             <tr key={row.line}>
               <td class="col-line">{row.line}</td>
               <td title={row.title}>{row.title ?? "—"}</td>
@@ -87,8 +109,8 @@ function RefusedRows({ refused }: { refused: Preview["refused"] }) {
           ))}
         </tbody>
       </table>
-      {refused.length > LISTED_REFUSALS && (
-        <p>And {(refused.length - LISTED_REFUSALS).toLocaleString("en")} more.</p>
+      {refused.length > LISTED_ROWS && (
+        <p>And {(refused.length - LISTED_ROWS).toLocaleString("en")} more.</p>
       )}
     </div>
   );

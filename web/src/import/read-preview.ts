@@ -9,9 +9,19 @@ export interface Preview {
   name: string;
   rows: number;
   /** The books of the file in its order, each marked when the catalogue has it already. */
-  books: { book: NewBook; duplicate: boolean }[];
-  duplicates: number;
+  books: { line: number; book: NewBook; duplicate: boolean }[];
+  /** Rows that lack only a year: given one in the preview, else skipped. */
+  noYear: NoYearRow[];
+  /** Rows that cannot be imported as they are, and why. */
   refused: { line: number; title?: string; reason: string }[];
+  /** The catalogue's books as sameBookKey has them, to compare a row given a year with. */
+  existing: Set<string>;
+}
+
+export interface NoYearRow {
+  line: number;
+  title: string;
+  author: string;
 }
 
 /** Throws BookFileError for a file that is not a list of books. */
@@ -24,11 +34,14 @@ export async function readPreview(client: BookCatalogueClient, file: File): Prom
     name: file.name,
     rows: rows.length,
     books: [],
-    duplicates: 0,
+    noYear: [],
     refused: [],
+    existing,
   };
   for (const row of rows) {
-    if (row.problems) {
+    if (row.needsYear) {
+      preview.noYear.push({ line: row.line, ...row.needsYear });
+    } else if (row.problems) {
       const reason = row.problems.join("; ");
       preview.refused.push({
         line: row.line,
@@ -36,9 +49,11 @@ export async function readPreview(client: BookCatalogueClient, file: File): Prom
         ...(row.title ? { title: row.title } : {}),
       });
     } else {
-      const duplicate = existing.has(row.key ?? "");
-      preview.books.push({ book: row.book, duplicate });
-      if (duplicate) preview.duplicates += 1;
+      preview.books.push({
+        line: row.line,
+        book: row.book,
+        duplicate: existing.has(row.key ?? ""),
+      });
     }
   }
   return preview;

@@ -6,6 +6,7 @@ import type { BookCatalogueClient } from "book-catalogue";
 import { useRef, useState } from "preact/hooks";
 import { describeFailure, endsSession } from "../session.js";
 import { plural } from "../words.js";
+import type { GivenYears, Plan } from "./plan.js";
 import { type Preview, readPreview } from "./read-preview.js";
 
 export type Stage =
@@ -19,10 +20,12 @@ export type Stage =
 export function useImport(client: BookCatalogueClient, onFailure: (error: unknown) => void) {
   const [stage, setStage] = useState<Stage>({ kind: "choose" });
   const [keepDuplicates, setKeepDuplicates] = useState(false);
+  const [years, setYears] = useState<GivenYears>({});
   const stopped = useRef(false);
 
   async function read(file: File) {
     setStage({ kind: "reading", name: file.name });
+    setYears({});
     try {
       setStage({ kind: "preview", preview: await readPreview(client, file) });
     } catch (error) {
@@ -36,10 +39,7 @@ export function useImport(client: BookCatalogueClient, onFailure: (error: unknow
     }
   }
 
-  async function run(preview: Preview) {
-    const books = preview.books
-      .filter(({ duplicate }) => keepDuplicates || !duplicate)
-      .map(({ book }) => book);
+  async function run(preview: Preview, { books, duplicates, withoutYear }: Plan) {
     let imported = 0;
     const refused: string[] = [];
     setStage({ kind: "importing", done: 0, total: books.length });
@@ -58,12 +58,14 @@ export function useImport(client: BookCatalogueClient, onFailure: (error: unknow
       }
       setStage({ kind: "importing", done: imported + refused.length, total: books.length });
     }
-    const skipped = keepDuplicates ? 0 : preview.duplicates;
+    const skipped = keepDuplicates ? 0 : duplicates;
     setStage({
       kind: "finished",
       summary:
         `Imported ${plural(imported, "book")} from “${preview.name}”` +
-        `; ${plural(skipped, "duplicate")} skipped; ${preview.refused.length + refused.length} refused.` +
+        `; ${plural(skipped, "duplicate")} skipped` +
+        (withoutYear > 0 ? `; ${plural(withoutYear, "row")} without a year skipped` : "") +
+        `; ${preview.refused.length + refused.length} refused.` +
         (refused.length > 0 ? ` The service refused ${refused.join(", ")}.` : ""),
     });
   }
@@ -72,5 +74,5 @@ export function useImport(client: BookCatalogueClient, onFailure: (error: unknow
   const stop = () => {
     stopped.current = true;
   };
-  return { stage, keepDuplicates, setKeepDuplicates, read, run, stop };
+  return { stage, keepDuplicates, setKeepDuplicates, years, setYears, read, run, stop };
 }
