@@ -88,6 +88,9 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
     });
     assert.equal(await secondDialog.getByLabel("Title").inputValue(), "Earthsea I");
     await second.screenshot({ path: join(SCREENSHOTS, "conflict-desktop.png") });
+    await second.setViewportSize({ width: 390, height: 844 });
+    await second.emulateMedia({ colorScheme: "dark" });
+    await second.screenshot({ path: join(SCREENSHOTS, "conflict-phone-dark.png"), fullPage: true });
 
     await secondDialog.getByRole("button", { name: "Keep mine" }).click();
     await secondDialog.waitFor({ state: "detached" });
