@@ -1,7 +1,8 @@
 // A real headless Chromium (Debian's, driven by playwright-core) for the tests that use the
 // service as a person would, through its pages.
 import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, type BrowserContextOptions, chromium, type Page } from "playwright-core";
+import { TEST_PASSWORD, TEST_USERNAME } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
@@ -31,4 +32,25 @@ export function launchChromium(): Promise<Browser> {
       "--disable-sync",
     ],
   });
+}
+
+/** Signs in on the page's form with the test user's name and password (or another one). */
+export async function signIn(page: Page, password = TEST_PASSWORD): Promise<void> {
+  await page.getByLabel("Username").fill(TEST_USERNAME);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** A fresh tab (a session of its own) at `base`, signed in, the catalogue shown. */
+export async function signedInPage(
+  browser: Browser,
+  base: string,
+  options: BrowserContextOptions,
+): Promise<Page> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  await page.goto(base);
+  await signIn(page);
+  await page.getByRole("heading", { name: "Books" }).waitFor();
+  return page;
 }

@@ -9,15 +9,8 @@ import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium } from "../support/browser.js";
-import {
-  buildTestApp,
-  call,
-  listenLocally,
-  TEST_PASSWORD,
-  TEST_USERNAME,
-  tokenFor,
-} from "../support/helpers.js";
+import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const EARTHSEA = { title: "A Wizard of Earthsea", author: "Ursula K. Le Guin", year: 1968 };
@@ -43,12 +36,7 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
 
   /** A librarian of their own (a tab with its own session), signed in, the book found. */
   async function librarian(title: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await context.newPage();
-    await page.goto(base);
-    await page.getByLabel("Username").fill(TEST_USERNAME);
-    await page.getByLabel("Password").fill(TEST_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    const page = await signedInPage(browser, base, { viewport: { width: 1280, height: 800 } });
     await page.getByRole("searchbox").fill(title);
     await page.getByRole("button", { name: `Edit “${title}”` }).waitFor();
     return page;

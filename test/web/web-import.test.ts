@@ -11,15 +11,8 @@ import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium } from "../support/browser.js";
-import {
-  buildTestApp,
-  call,
-  listenLocally,
-  TEST_PASSWORD,
-  TEST_USERNAME,
-  tokenFor,
-} from "../support/helpers.js";
+import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
@@ -96,18 +89,11 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
   });
 
   async function open(running: Running, viewport = DESKTOP, colorScheme?: "dark"): Promise<Page> {
-    const context = await browser.newContext({
+    return signedInPage(browser, running.base, {
       viewport,
       acceptDownloads: true,
       ...(colorScheme ? { colorScheme } : {}),
     });
-    const page = await context.newPage();
-    await page.goto(running.base);
-    await page.getByLabel("Username").fill(TEST_USERNAME);
-    await page.getByLabel("Password").fill(TEST_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Books" }).waitFor();
-    return page;
   }
 
   const fresh = async () => {

@@ -9,15 +9,8 @@ import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
-import { browserSkipReason, launchChromium } from "../support/browser.js";
-import {
-  buildTestApp,
-  call,
-  listenLocally,
-  TEST_PASSWORD,
-  TEST_USERNAME,
-  tokenFor,
-} from "../support/helpers.js";
+import { browserSkipReason, launchChromium, signIn } from "../support/browser.js";
+import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const SIZES = {
@@ -101,9 +94,7 @@ describe("nothing cut off, at two sizes and in both colour schemes", {
           const page = await context.newPage();
           await page.goto(base);
           const problems = await overflowing(page);
-          await page.getByLabel("Username").fill(TEST_USERNAME);
-          await page.getByLabel("Password").fill(TEST_PASSWORD);
-          await page.getByRole("button", { name: "Sign in" }).click();
+          await signIn(page);
           await page.locator("#page-status").getByText("Page 1 of 3").waitFor();
           // Sorted by year, so every heading's arrow is shown once.
           await page.getByRole("button", { name: /^Year/ }).click();

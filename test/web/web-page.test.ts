@@ -12,16 +12,8 @@ import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
-import { browserSkipReason, launchChromium } from "../support/browser.js";
-import {
-  type Answer,
-  buildTestApp,
-  call,
-  listenLocally,
-  TEST_PASSWORD,
-  TEST_USERNAME,
-  tokenFor,
-} from "../support/helpers.js";
+import { browserSkipReason, launchChromium, signIn } from "../support/browser.js";
+import { type Answer, buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
@@ -85,12 +77,6 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     if (options.clock) await page.clock.install();
     await page.goto(running.base);
     return page;
-  }
-
-  async function signIn(page: Page, password = TEST_PASSWORD) {
-    await page.getByLabel("Username").fill(TEST_USERNAME);
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Sign in" }).click();
   }
 
   /** Where an element's top or bottom is on the page (not in the viewport, which scrolls). */
@@ -350,9 +336,7 @@ describe("a search of very many matches in the page", { skip: browserSkipReason(
     try {
       const page = await browser.newPage({ viewport: DESKTOP });
       await page.goto(base);
-      await page.getByLabel("Username").fill(TEST_USERNAME);
-      await page.getByLabel("Password").fill(TEST_PASSWORD);
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await signIn(page);
       await page.getByRole("searchbox").fill("comm");
       await page.locator("#book-count").getByText("15 books match “comm”").waitFor();
       const seen: string[] = [];

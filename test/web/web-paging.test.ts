@@ -11,15 +11,8 @@ import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium } from "../support/browser.js";
-import {
-  buildTestApp,
-  call,
-  listenLocally,
-  TEST_PASSWORD,
-  TEST_USERNAME,
-  tokenFor,
-} from "../support/helpers.js";
+import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -68,14 +61,7 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
 
   /** Signed in, in a fresh tab, the first page shown. */
   async function open(running: Running, options: BrowserContextOptions = {}): Promise<Page> {
-    const context = await browser.newContext({ viewport: DESKTOP, ...options });
-    const page = await context.newPage();
-    await page.goto(running.base);
-    await page.getByLabel("Username").fill(TEST_USERNAME);
-    await page.getByLabel("Password").fill(TEST_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Books" }).waitFor();
-    return page;
+    return signedInPage(browser, running.base, { viewport: DESKTOP, ...options });
   }
 
   const pager = (page: Page, place: "above" | "below" = "above") =>
