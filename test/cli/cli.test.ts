@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Book, createClient } from "../../src/client/client.js";
+import { FORMULA_TITLES } from "../support/helpers.js";
 import { freePort, type Service, startService } from "../support/service.js";
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cli", "main.js");
@@ -61,20 +62,6 @@ const connectionTo = (service: Service) => [
 ];
 
 const quote = (value: string) => `"${value.replaceAll('"', '""')}"`;
-
-/** Titles a spreadsheet would run as formulas, and titles that start with a quote of their own. */
-const FORMULA_TITLES = [
-  '=HYPERLINK("http://x")',
-  "+cmd",
-  "-2+3+cmd|' /C calc'!A0",
-  "@SUM(A1:A9)",
-  "\tTabbed",
-  "\rReturned",
-  "'Tis Pity She's a Whore",
-  "'=quoted already",
-  "''+two quotes",
-  "Dune",
-];
 
 describe("book-catalogue", () => {
   let dir: string;
@@ -469,7 +456,7 @@ describe("book-catalogue", () => {
     );
     try {
       const [from, to] = [connectionTo(source), connectionTo(target)];
-      const books = FORMULA_TITLES.map((title, i) => ({
+      const books = [...FORMULA_TITLES, "Dune"].map((title, i) => ({
         title,
         author: ["Writer", "=Author", "-Anonymous", "'Quoted"][i % 4] as string,
         year: i === 0 ? -500 : 1900 + i,

@@ -263,3 +263,19 @@ export async function freshPostgresSchema(): Promise<{ dbUrl: string; drop(): Pr
     },
   };
 }
+
+/**
+ * Titles a spreadsheet would run as formulas (OWASP "CSV injection"), and titles that start
+ * with a quote of their own: an export and import must give each back exactly.
+ */
+export const FORMULA_TITLES = [
+  '=HYPERLINK("http://x")',
+  "+cmd",
+  "-2+3+cmd|' /C calc'!A0",
+  "@SUM(A1:A9)",
+  "\tTabbed",
+  "\rReturned",
+  "'Tis Pity She's a Whore",
+  "'=quoted already",
+  "''+two quotes",
+];

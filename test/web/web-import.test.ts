@@ -12,23 +12,11 @@ import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
 import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
-import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
+import { buildTestApp, call, FORMULA_TITLES, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
 
-/** Titles a spreadsheet would run as formulas, and titles that start with a quote of their own. */
-const FORMULA_TITLES = [
-  '=HYPERLINK("http://x")',
-  "+cmd",
-  "-2+3+cmd|' /C calc'!A0",
-  "@SUM(A1:A9)",
-  "\tTabbed",
-  "\rReturned",
-  "'Tis Pity She's a Whore",
-  "'=quoted already",
-  "''+two quotes",
-];
 const PHONE = { width: 390, height: 844 };
 
 /**
