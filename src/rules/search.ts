@@ -1,8 +1,9 @@
 /**
- * What `q` means, in one place for both stores: the words of `q` each match the start of a
- * word of the title or the author, all of them, in any order, without regard to case or
- * accents, in every script. Both sides are folded here, so the stores index and compare
- * exactly the same words.
+ * What `q` means, and how titles and authors sort, in one place for both stores: the words of
+ * `q` each match the start of a word of the title or the author (anywhere inside, in scripts
+ * written without spaces), all of them, in any order, without regard to case or accents, in
+ * every script. Both sides are folded here, so the stores index and compare exactly the same
+ * words and sort keys.
  */
 
 // Accents and other diacritics: the combining marks that follow a letter once it is

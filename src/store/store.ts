@@ -31,7 +31,7 @@ export interface BookQuery {
   after: number;
   /** The sort value of the book `after` names; needed when sorting by a field. */
   afterKey?: string | number;
-  /** By id when absent. Titles and authors compare without regard to case. */
+  /** By id when absent. Titles and authors compare by their sort keys (rules/search.ts). */
   sort?: SortField;
   descending?: boolean;
   limit: number;
