@@ -1,6 +1,8 @@
 // One BookStore suite, run on SQLite and on PostgreSQL.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -458,6 +460,32 @@ describe("opening a store", () => {
     assert.equal(booksOf(await store.list({ after: 0, limit: 1000 })).length, 60 * 5);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: a store opening while another connection holds the file's lock waits for it", async () => {
+    // As a worker starting beside another, or an operator's sqlite3 shell: the lock is held
+    // for a moment. The wait must be set before the first statement that needs the lock, or
+    // the store fails at once with "database is locked".
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const holder = spawn(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `import { DatabaseSync } from "node:sqlite";
+       const db = new DatabaseSync(${JSON.stringify(path)});
+       db.exec("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; CREATE TABLE held (x); COMMIT");
+       process.stdout.write("held\\n");
+       setTimeout(() => db.close(), 500);`,
+    ]);
+    try {
+      await once(holder.stdout, "data");
+      const store = openSqliteStore(path);
+      assert.equal((await store.create(DUNE)).title, DUNE.title);
+      await store.close();
+    } finally {
+      holder.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("SQLite: a file that is not a database fails with StoreOpenError", async () => {
