@@ -52,7 +52,7 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
     return dialog;
   }
 
-  test("the second save shows the first beside the typed text; keeping mine saves it", async () => {
+  test("the second save shows the first beside the typed text; keeping mine keeps their other changes", async () => {
     const { id } = (await api<Book>("POST", "/book", EARTHSEA)).body.data as Book;
     const [first, second] = [await librarian(EARTHSEA.title), await librarian(EARTHSEA.title)];
     const firstDialog = await startEditing(first, EARTHSEA.title, "Year", "1969");
@@ -67,7 +67,8 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
     await conflict
       .getByText("Another librarian saved this book while you were editing it.")
       .waitFor();
-    assert.match(await conflict.innerText(), /Year\s+1969/);
+    assert.match(await conflict.innerText(), /Year\s+1969 \(changed\)/);
+    assert.doesNotMatch(await conflict.innerText(), /Title[^\n]*\(changed\)/);
     // Nothing was written, and what the second librarian typed is still there.
     assert.deepEqual((await api<Book>("GET", `/book/${id}`)).body.data, {
       id,
@@ -83,8 +84,8 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
     await secondDialog.getByRole("button", { name: "Keep mine" }).click();
     await secondDialog.waitFor({ state: "detached" });
     const stored = (await api<Book>("GET", `/book/${id}`)).body.data;
-    // Theirs was seen and overwritten on purpose: the year of the form, read before theirs.
-    assert.deepEqual(stored, { id, title: "Earthsea I", author: EARTHSEA.author, year: 1968 });
+    // Mine is the title this librarian changed; theirs, the year they changed, stays.
+    assert.deepEqual(stored, { id, title: "Earthsea I", author: EARTHSEA.author, year: 1969 });
   });
 
   test("keeping theirs writes nothing and shows their book", async () => {

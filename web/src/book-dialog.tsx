@@ -1,4 +1,5 @@
-import type { Book, BookCatalogueClient } from "book-catalogue";
+import type { Book, BookCatalogueClient, BookChanges } from "book-catalogue";
+import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Modal } from "./modal.js";
 import { describeFailure, endsSession } from "./session.js";
@@ -49,10 +50,14 @@ export function BookDialog(
   const version = useBookVersion(props.client, book, (error) =>
     setRefused(refusal(error, props.onFailure)),
   );
+  // The book as first read with its version: what this librarian's changes are made against.
+  const [base, setBase] = useState<Book>();
   const untouched = JSON.stringify(draft) === JSON.stringify(draftOf(book));
   useEffect(() => {
+    if (version.tagged === undefined || base !== undefined) return;
+    setBase(version.tagged.book);
     // The stored book may be newer than the listing's row: shown until the librarian types.
-    if (version.tagged && untouched) setDraft(draftOf(version.tagged.book));
+    if (untouched) setDraft(draftOf(version.tagged.book));
   }, [version.tagged]);
 
   const change = (field: Field, value: string) => {
@@ -75,8 +80,13 @@ export function BookDialog(
     setRefused(undefined);
     try {
       const saved = book
-        ? (await props.client.updateTaggedBook(book.id, checked.book, version.tagged?.etag ?? ""))
-            .book
+        ? (
+            await props.client.updateTaggedBook(
+              book.id,
+              changedFields(checked.book, base ?? book),
+              version.tagged?.etag ?? "",
+            )
+          ).book
         : await props.client.createBook(checked.book);
       props.onDone(saved, "saved");
     } catch (error) {
@@ -134,7 +144,7 @@ export function BookDialog(
             Someone has deleted this book. Cancel, or add it again as a new book.
           </p>
         )}
-        {theirs && !version.gone && <TheirSave theirs={theirs} />}
+        {theirs && !version.gone && <TheirSave theirs={theirs} base={base ?? theirs} />}
         {refused && (
           <p class="error" role="alert">
             {refused}
@@ -158,21 +168,39 @@ export function BookDialog(
   );
 }
 
+/**
+ * Only the fields this librarian changed from the book as read: a save then keeps what
+ * another librarian changed in the other fields.
+ */
+function changedFields(draft: Omit<Book, "id">, base: Book): BookChanges {
+  const fields = ["title", "author", "year"] as const;
+  return Object.fromEntries(fields.filter((f) => draft[f] !== base[f]).map((f) => [f, draft[f]]));
+}
+
 /** Another librarian's save, beside the form that still holds what this librarian typed. */
-function TheirSave({ theirs }: { theirs: Book }) {
+function TheirSave({ theirs, base }: { theirs: Book; base: Book }) {
+  const rows = FIELDS.map(({ field, label }) => ({
+    label,
+    value: String(theirs[field]),
+    changed: theirs[field] !== base[field],
+  }));
   return (
     <div class="conflict" role="alert">
       <p>
         <strong>Another librarian saved this book while you were editing it.</strong> Their version
-        is below; yours is still in the form. Keep either.
+        is below, their changes marked; yours is still in the form. Keep mine saves the fields you
+        changed over theirs; their other changes stay.
       </p>
       <dl>
-        <dt>Title</dt>
-        <dd>{theirs.title}</dd>
-        <dt>Author</dt>
-        <dd>{theirs.author}</dd>
-        <dt>Year</dt>
-        <dd>{theirs.year}</dd>
+        {rows.map(({ label, value, changed }) => (
+          <Fragment key={label}>
+            <dt>{label}</dt>
+            <dd>
+              {value}
+              {changed && <span class="changed"> (changed)</span>}
+            </dd>
+          </Fragment>
+        ))}
       </dl>
     </div>
   );
