@@ -186,6 +186,18 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
     await page.context().close();
   });
 
+  test("a search with no letter or digit shows every book and says why, with no refusal", async () => {
+    const running = await fresh(3);
+    const page = await open(running);
+    await page.getByRole("searchbox").fill("borges");
+    await count(page).getByText("2 books match “borges”", { exact: true }).waitFor();
+    await page.getByRole("searchbox").fill("*");
+    await count(page).getByText("3 books", { exact: true }).waitFor();
+    await page.getByText("A search needs a letter or a digit.").waitFor();
+    assert.equal(await page.getByText("The service refused").count(), 0);
+    await page.context().close();
+  });
+
   test("an empty catalogue says so once, with no pager", async () => {
     const page = await open(await fresh());
     await page.locator(".empty").waitFor();

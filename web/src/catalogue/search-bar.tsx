@@ -1,3 +1,4 @@
+import { searchTerms } from "@book-catalogue/rules/search.js";
 import { useRef } from "preact/hooks";
 
 interface Props {
@@ -10,6 +11,7 @@ interface Props {
 
 export function SearchBar({ value, onInput, onSearch }: Props) {
   const timer = useRef<ReturnType<typeof setTimeout>>();
+  const noWord = value.trim() !== "" && searchTerms(value).length === 0;
   return (
     <search>
       <form
@@ -31,7 +33,13 @@ export function SearchBar({ value, onInput, onSearch }: Props) {
             timer.current = setTimeout(() => onSearch(typed), 300);
           }}
           maxLength={200}
+          aria-describedby={noWord ? "search-hint" : undefined}
         />
+        {noWord && (
+          <p class="hint" id="search-hint">
+            A search needs a letter or a digit.
+          </p>
+        )}
       </form>
     </search>
   );

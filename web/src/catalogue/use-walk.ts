@@ -1,5 +1,5 @@
 // The pages the librarian walks: the search typed, the order, and each page reached so far.
-
+import { searchTerms } from "@book-catalogue/rules/search.js";
 import type { ListQuery, SortOrder } from "book-catalogue";
 import { useRef, useState } from "preact/hooks";
 import type { Jump } from "./jumps.js";
@@ -36,7 +36,10 @@ export function useWalk() {
 
   /** Back to the first page, of the search and order given or else those shown. */
   const restart = (changes: { q?: string; sort?: SortOrder }) => {
-    const q = (changes.q ?? search).trim();
+    // A search with no letter or digit has nothing to look for (the service refuses it): the
+    // whole catalogue is shown, and the search bar says why.
+    const typed = (changes.q ?? search).trim();
+    const q = searchTerms(typed).length > 0 ? typed : "";
     const order = changes.sort ?? sort;
     setTrail([{ limit: PAGE_SIZE, sort: order, ...(q ? { q } : {}) }]);
     setShownBefore([0]);
