@@ -103,42 +103,18 @@ export function BookDialog(
   return (
     <Modal title={book ? "Edit book" : "Add a book"} onCancel={props.onCancel}>
       <form onSubmit={save} noValidate>
-        {FIELDS.map(({ field, label, hint }) => {
-          const problem = problems[field];
-          const described = [hint && `book-${field}-hint`, problem && `book-${field}-problem`]
-            .filter(Boolean)
-            .join(" ");
-          return (
-            <div class="field" key={field}>
-              <label for={`book-${field}`}>{label}</label>
-              <input
-                id={`book-${field}`}
-                name={field}
-                value={draft[field]}
-                inputMode={field === "year" ? "numeric" : undefined}
-                aria-invalid={problem !== undefined}
-                aria-describedby={described || undefined}
-                onInput={(event) => change(field, event.currentTarget.value)}
-                onBlur={(event) =>
-                  setProblems({
-                    ...problems,
-                    [field]: checkField(field, event.currentTarget.value),
-                  })
-                }
-              />
-              {hint && (
-                <p class="hint" id={`book-${field}-hint`}>
-                  {hint}
-                </p>
-              )}
-              {problem && (
-                <p class="problem" id={`book-${field}-problem`}>
-                  {problem}
-                </p>
-              )}
-            </div>
-          );
-        })}
+        {FIELDS.map(({ field, label, hint }) => (
+          <FieldInput
+            key={field}
+            field={field}
+            label={label}
+            hint={hint}
+            value={draft[field]}
+            problem={problems[field]}
+            onInput={(value) => change(field, value)}
+            onBlur={(value) => setProblems({ ...problems, [field]: checkField(field, value) })}
+          />
+        ))}
         {version.gone && (
           <p class="error" role="alert">
             Someone has deleted this book. Cancel, or add it again as a new book.
@@ -165,6 +141,47 @@ export function BookDialog(
         </div>
       </form>
     </Modal>
+  );
+}
+
+/** One field of the book form, with its hint and the problem found in it. */
+function FieldInput(props: {
+  field: Field;
+  label: string;
+  hint: string | undefined;
+  value: string;
+  problem: string | undefined;
+  onInput: (value: string) => void;
+  onBlur: (value: string) => void;
+}) {
+  const { field, hint, problem } = props;
+  const described = [hint && `book-${field}-hint`, problem && `book-${field}-problem`]
+    .filter(Boolean)
+    .join(" ");
+  return (
+    <div class="field">
+      <label for={`book-${field}`}>{props.label}</label>
+      <input
+        id={`book-${field}`}
+        name={field}
+        value={props.value}
+        inputMode={field === "year" ? "numeric" : undefined}
+        aria-invalid={problem !== undefined}
+        aria-describedby={described || undefined}
+        onInput={(event) => props.onInput(event.currentTarget.value)}
+        onBlur={(event) => props.onBlur(event.currentTarget.value)}
+      />
+      {hint && (
+        <p class="hint" id={`book-${field}-hint`}>
+          {hint}
+        </p>
+      )}
+      {problem && (
+        <p class="problem" id={`book-${field}-problem`}>
+          {problem}
+        </p>
+      )}
+    </div>
   );
 }
 
