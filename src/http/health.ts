@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { withDeadline } from "../store/deadline.js";
 import { type BookStore, StoreUnavailableError } from "../store/store.js";
 import { Messages, respond } from "./envelope.js";
 import { answerSchema, failures } from "./openapi.js";
@@ -39,20 +40,8 @@ export function addHealthRoutes(
   );
   app.get("/ready", { schema: ready }, async (_request, reply) => {
     if (shuttingDown()) return respond(reply, 503, Messages.serviceUnavailable);
-    await withinReadyBound(store.ping());
+    // The ping, or StoreUnavailableError (503) once READY_TIMEOUT_MS have passed.
+    await withDeadline(store.ping(), READY_TIMEOUT_MS, () => new StoreUnavailableError());
     return respond(reply, 200, Messages.ready);
   });
-}
-
-/** The ping, or StoreUnavailableError (503) once READY_TIMEOUT_MS have passed. */
-async function withinReadyBound(ping: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError()), READY_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([ping, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,5 +1,6 @@
 import { type Config, type DbTarget, describeDb } from "../config.js";
 import type { BackupStore } from "./backup.js";
+import { withDeadline } from "./deadline.js";
 import { openSqliteBackup } from "./sqlite/backup.js";
 import { openSqliteStore } from "./sqlite/store.js";
 import { type BookStore, StoreOpenError } from "./store.js";
@@ -37,19 +38,15 @@ async function withinOpenDeadline<T extends { close(): Promise<void> }>(
   opening: Promise<T>,
   description: string,
 ): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      timedOut = true;
-      const message = `cannot reach PostgreSQL at ${description} within ${STORE_OPEN_TIMEOUT_SECONDS} s`;
-      reject(new StoreOpenError(message));
-    }, STORE_OPEN_TIMEOUT_SECONDS * 1000);
-  });
   try {
-    return await Promise.race([opening, deadline]);
+    return await withDeadline(opening, STORE_OPEN_TIMEOUT_SECONDS * 1000, () => {
+      timedOut = true;
+      return new StoreOpenError(
+        `cannot reach PostgreSQL at ${description} within ${STORE_OPEN_TIMEOUT_SECONDS} s`,
+      );
+    });
   } finally {
-    clearTimeout(timer);
     // A store that opens after the deadline is closed, not leaked.
     if (timedOut)
       opening.then(

@@ -3,6 +3,7 @@
 // reused, named prepared statements only when asked for, the primary found among several hosts.
 import pg from "pg";
 import type { Sql } from "sql-template-tag";
+import { withDeadline } from "../deadline.js";
 import { StoreUnavailableError } from "../store.js";
 import type { PostgresAddress } from "./url.js";
 
@@ -202,21 +203,14 @@ const isReadOnly = (error: unknown) => error instanceof pg.DatabaseError && erro
 
 /** `work`, or StoreUnavailableError once `timeoutMs` have passed; a driver error is one too. */
 async function bounded<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreUnavailableError({ cause: new Error(`no answer in ${timeoutMs} ms`) })),
-      timeoutMs,
-    );
-  });
+  const late = () =>
+    new StoreUnavailableError({ cause: new Error(`no answer in ${timeoutMs} ms`) });
   try {
-    return await Promise.race([work, deadline]);
+    return await withDeadline(work, timeoutMs, late);
   } catch (error) {
     // PostgreSQL's own errors carry a SQLSTATE; anything else is the connection failing.
     throw error instanceof pg.DatabaseError || error instanceof StoreUnavailableError
       ? error
       : new StoreUnavailableError({ cause: error });
-  } finally {
-    clearTimeout(timer);
   }
 }
