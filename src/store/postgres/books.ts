@@ -11,7 +11,7 @@ import { lexemes } from "./search-index.js";
  * What each book derives, as arrays for unnest (`tw, aw, tk, ak`): its search words and sort
  * keys, folded in code the same way on both stores.
  */
-export const derivedArrays = (books: readonly NewBook[]) =>
+export const derivedArrays = (books: readonly Pick<NewBook, "title" | "author">[]) =>
   sql`${books.map((b) => lexemes(b.title))}::text[], ${books.map((b) => lexemes(b.author))}::text[],
     ${books.map((b) => sortKey(b.title))}::text[], ${books.map((b) => sortKey(b.author))}::text[]`;
 /** The columns they are written to, and the values written from unnest's `tw, aw, tk, ak`. */

@@ -1,9 +1,8 @@
 import sql, { empty } from "sql-template-tag";
-import { sortKey } from "../../rules/search.js";
 import { pendingMigrations } from "../migrations.js";
 import { STORE_OPEN_TIMEOUT_SECONDS } from "../open.js";
+import { derivedArrays } from "./books.js";
 import type { Db, Queryable } from "./pool.js";
-import { lexemes } from "./search-index.js";
 
 // pg_advisory_xact_lock key shared by every instance that migrates this database.
 const MIGRATION_LOCK = 0x626f6f6b; // "book"
@@ -45,11 +44,10 @@ async function derive(tx: Queryable, keys: boolean): Promise<void> {
     if (last === undefined) return;
     const setKeys = keys ? sql`, title_key = w.tk, author_key = w.ak` : empty;
     await tx.query(sql`UPDATE books SET
-        title_words = array_to_tsvector(string_to_array(w.title, ' ')),
-        author_words = array_to_tsvector(string_to_array(w.author, ' ')) ${setKeys}
-      FROM unnest(${books.map((b) => b.id)}::bigint[], ${books.map((b) => lexemes(b.title))}::text[],
-        ${books.map((b) => lexemes(b.author))}::text[], ${books.map((b) => sortKey(b.title))}::text[],
-        ${books.map((b) => sortKey(b.author))}::text[]) AS w(id, title, author, tk, ak)
+        title_words = array_to_tsvector(string_to_array(w.tw, ' ')),
+        author_words = array_to_tsvector(string_to_array(w.aw, ' ')) ${setKeys}
+      FROM unnest(${books.map((b) => b.id)}::bigint[], ${derivedArrays(books)})
+        AS w(id, tw, aw, tk, ak)
       WHERE books.id = w.id`);
     after = last.id;
   }
