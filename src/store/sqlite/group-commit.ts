@@ -1,62 +1,52 @@
+// The writes of single books as messages, and the group commit that applies them: wherever
+// the writer's connection is (its own thread, or this one for a database in memory).
 import type { DatabaseSync } from "node:sqlite";
-import { StoreUnavailableError } from "../store.js";
-import { translate } from "./errors.js";
+import type { BookChanges, NewBook } from "../../rules/book.js";
+import type { ExpectedVersions } from "../book-version.js";
+import { BookChangedError } from "../store.js";
+import type { bookStatements } from "./books.js";
+import { failure, type Outcome } from "./outcome.js";
 import { transaction } from "./schema.js";
 
-interface PendingWrite {
-  apply: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
+/** A create, update or delete, as it crosses to the writer's thread. */
+export type BookWrite =
+  | { op: "create"; book: NewBook }
+  | { op: "update"; id: number; changes: BookChanges; expected?: ExpectedVersions }
+  | { op: "remove"; id: number; expected?: ExpectedVersions };
 
-export interface GroupCommit {
-  /** Applies the write in the next group's transaction; resolves after that commit. */
-  write<T>(apply: () => T): Promise<T>;
-  /** Commits the writes waiting now (at close). */
-  flush(): void;
+type Books = ReturnType<typeof bookStatements>;
+
+function apply(books: Books, write: BookWrite): Outcome {
+  const result =
+    write.op === "create"
+      ? books.create(write.book)
+      : write.op === "update"
+        ? books.update(write.id, write.changes, write.expected)
+        : books.remove(write.id, write.expected);
+  return result instanceof BookChangedError ? { failed: "changed" } : { value: result };
 }
 
 /**
- * Writes that arrive while the event loop is busy are applied in one transaction, so they
- * share one fsync, and each resolves only after that commit. `beforeCommit` runs before each
- * group (to end a shared read and forget cached reads).
+ * Applies the writes in one transaction, so they share one fsync, and tells what each came
+ * to once it has committed. One write's failure must not fail the others: when the group
+ * fails, they are replayed one by one (unless the database is locked: then each would be).
  */
-export function createGroupCommit(db: DatabaseSync, beforeCommit: () => void): GroupCommit {
-  let pending: PendingWrite[] = [];
-  const commitAll = (batch: PendingWrite[]) => transaction(db, () => batch.map((w) => w.apply()));
-
-  function flush(): void {
-    const batch = pending;
-    pending = [];
-    beforeCommit();
-    try {
-      const results = commitAll(batch);
-      for (const [i, write] of batch.entries()) write.resolve(results[i]);
-    } catch (error) {
-      const translated = translate(error);
-      if (batch.length === 1 || translated instanceof StoreUnavailableError) {
-        for (const write of batch) write.reject(translated);
-        return;
-      }
-      // One write's failure must not fail the others: replay them one by one.
-      for (const write of batch) {
-        try {
-          write.resolve(commitAll([write])[0]);
-        } catch (single) {
-          write.reject(translate(single));
-        }
-      }
+export function commitGroup(db: DatabaseSync, books: Books, writes: BookWrite[]): Outcome[] {
+  const commit = (group: BookWrite[]) =>
+    transaction(db, () => group.map((write) => apply(books, write)));
+  try {
+    return commit(writes);
+  } catch (error) {
+    const outcome = failure(error);
+    if (writes.length === 1 || ("failed" in outcome && outcome.failed === "unavailable")) {
+      return writes.map(() => outcome);
     }
+    return writes.map((write) => {
+      try {
+        return commit([write])[0] as Outcome;
+      } catch (single) {
+        return failure(single);
+      }
+    });
   }
-
-  return {
-    write: <T>(apply: () => T) =>
-      new Promise<T>((resolve, reject) => {
-        if (pending.length === 0) setImmediate(flush);
-        pending.push({ apply, resolve: resolve as (value: unknown) => void, reject });
-      }),
-    flush() {
-      if (pending.length > 0) flush();
-    },
-  };
 }

@@ -1,21 +1,12 @@
-// Listing pages, searches and counts on SQLite: the page a query selects, read from the
+// Listing pages and searches on SQLite: the page a query selects, read from the
 // statement of its shape, and kept until the database's version moves.
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
 import type { Book } from "../../rules/book.js";
 import { matchesTerms, type SearchTerm } from "../../rules/search.js";
 import type { ReadCaches } from "../read-caches.js";
-import type { BookFilters, BookPage, BookQuery } from "../store.js";
+import type { BookPage, BookQuery } from "../store.js";
 import { matchExpression } from "./search-index.js";
-import {
-  countSql,
-  cursorKey,
-  filterParameters,
-  type ListKind,
-  listKind,
-  listParameters,
-  listSql,
-  scanSql,
-} from "./sql.js";
+import { cursorKey, type ListKind, listKind, listParameters, listSql, scanSql } from "./sql.js";
 
 /** How much work one search may do; tests make it small. */
 export interface SearchBounds {
@@ -39,7 +30,6 @@ export const SEARCH_BOUNDS: SearchBounds = { fewMatches: 5_000, window: 2_000 };
 
 export interface Listing {
   list(query: BookQuery): BookPage;
-  count(filters: BookFilters): number;
 }
 
 /**
@@ -83,29 +73,16 @@ export function createListing(
       }
       return page;
     },
-    // A search counts its matches in the word index: every one of them is read, which is why
-    // a total is computed only when asked for.
-    count(filters) {
-      const search = filters.search !== undefined && filters.search.length > 0;
-      const shape = {
-        search,
-        author: filters.author !== undefined,
-        year: filters.year !== undefined,
-      };
-      const parameters = filterParameters(filters);
-      if (search) parameters.match = matchExpression(filters.search ?? []);
-      return (statementFor(countSql, shape).get(parameters) as { count: number }).count;
-    },
   };
 }
 
 type StatementFor = <Shape>(toSql: (shape: Shape) => string, shape: Shape) => StatementSync;
 
 /**
- * Listing, search and count statements: one per shape, prepared when first needed, so a
+ * Listing, search and count statements (count.ts): one per shape, prepared when first needed, so a
  * request builds no SQL.
  */
-function preparedByShape(db: DatabaseSync): StatementFor {
+export function preparedByShape(db: DatabaseSync): StatementFor {
   const statements = new Map<string, StatementSync>();
   return (toSql, shape) => {
     const key = `${toSql.name} ${JSON.stringify(shape)}`;

@@ -1,7 +1,23 @@
-import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { sortKey } from "../../rules/search.js";
 import { pendingMigrations } from "../migrations.js";
 import { indexedWords } from "./search-index.js";
+
+/** How long a write waits for another connection's lock before it answers 503. */
+export const WRITE_LOCK_WAIT_MS = 5_000;
+
+/**
+ * A connection to the file at `path` (created when absent), in WAL mode. FULL: a 201 must
+ * survive power loss, so each commit waits for its fsync. The wait first: workers opening
+ * the file together meet each other's locks at once (the first to open a WAL recovers it).
+ */
+export function connect(path: string): DatabaseSync {
+  const db = new DatabaseSync(path);
+  db.exec(
+    `PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL`,
+  );
+  return db;
+}
 
 /**
  * A statement that writes. Its run() reports SQLite's last inserted rowid whatever the

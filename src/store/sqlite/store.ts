@@ -1,20 +1,23 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
+import type { Book } from "../../rules/book.js";
 import { createReadCaches } from "../read-caches.js";
-import { BookChangedError, type BookStore, StoreOpenError } from "../store.js";
+import { type BookStore, StoreOpenError } from "../store.js";
 import { bookStatements } from "./books.js";
+import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
-import { createGroupCommit } from "./group-commit.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
-import { migrate } from "./schema.js";
+import { connect, migrate } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
+import { localWriter, threadWriter } from "./writer.js";
 
 /**
  * Opens (creating when absent) the SQLite database at `path`, or in memory for ":memory:",
  * and brings its schema up to date.
  *
- * Writes are group-committed (group-commit.ts); reads of one turn share a read transaction
+ * Writes go to the writer (writer.ts): a thread of its own with its own connection, which
+ * commits them in groups (group-commit.ts); reads of one turn share a read transaction
  * (shared-read.ts); listing pages and books read by id are kept until the database changes
  * (read-caches.ts). Statements never use RETURNING: SQLite runs its WAL auto-checkpoint only
  * when a statement steps to completion, so RETURNING writes let the WAL grow without bound.
@@ -29,10 +32,14 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
   const dataVersion = () => (dataVersionStmt.get() as { data_version: number }).data_version;
   const sharedRead = createSharedRead(db);
   const listing = createListing(db, caches, dataVersion, bounds);
-  const commits = createGroupCommit(db, () => {
+  // Reads after a commit see it: the turn's read transaction ends, kept reads are forgotten.
+  const onCommit = () => {
     sharedRead.end();
     caches.clear();
-  });
+  };
+  const inMemory = path === ":memory:";
+  const writer = inMemory ? localWriter(db, onCommit) : threadWriter(path, onCommit);
+  const counter = inMemory ? localCounter(db) : threadCounter(path);
   const books = bookStatements(db);
   // Books read by id are checked once a turn, as the shared read begins (its first read: the
   // version of its snapshot).
@@ -52,14 +59,14 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
         return book;
       }),
     list: (query) => withStoreErrors(() => listing.list(query)),
-    count: (filters) => withStoreErrors(() => listing.count(filters)),
-    create: (book) => commits.write(() => books.create(book)),
+    count: (filters) => counter.count(filters),
+    create: (book) => writer.write({ op: "create", book }) as Promise<Book>,
     update: (id, changes, expected) =>
-      commits.write(() => books.update(id, changes, expected)).then(unlessChanged),
-    remove: (id, expected) => commits.write(() => books.remove(id, expected)).then(unlessChanged),
+      writer.write({ op: "update", id, changes, expected }) as Promise<Book | undefined>,
+    remove: (id, expected) => writer.write({ op: "remove", id, expected }) as Promise<boolean>,
     ping: () => withStoreErrors(() => books.ping()),
     close: async () => {
-      commits.flush();
+      await Promise.all([writer.close(), counter.close()]);
       if (db.isOpen) {
         sharedRead.end();
         db.close();
@@ -68,21 +75,18 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
   };
 }
 
-/** A conditional write's refusal, thrown once the group it was part of has committed. */
-function unlessChanged<T>(result: T | BookChangedError): T {
-  if (result instanceof BookChangedError) throw result;
-  return result;
-}
+// The rare lock a reader meets (another connection recovering the WAL) is waited for this
+// long on the event loop at most.
+const READ_LOCK_WAIT_MS = 20;
 
 function openDatabase(path: string): DatabaseSync {
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    const db = new DatabaseSync(path);
-    // The wait first: workers opening the file together meet each other's locks at once (the
-    // first to open a WAL recovers it). FULL: a 201 must survive power loss, so each commit
-    // waits for its fsync.
-    db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL");
+    const db = connect(path);
     migrate(db);
+    // This connection only reads once the schema is ready (in WAL, readers take no lock that
+    // a writer holds): no read sleeps on the event loop waiting for one.
+    if (path !== ":memory:") db.exec(`PRAGMA busy_timeout = ${READ_LOCK_WAIT_MS}`);
     return db;
   } catch (error) {
     throw new StoreOpenError(

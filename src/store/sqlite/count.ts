@@ -1,0 +1,77 @@
+// How many books match a listing's filters, whatever the page: read in the counter's thread
+// (a search's count reads every match, hundreds of milliseconds at a few hundred thousand
+// books), or on this thread for a database in memory.
+import type { DatabaseSync } from "node:sqlite";
+import { withDeadline } from "../deadline.js";
+import { type BookFilters, SearchTooBroadError } from "../store.js";
+import { withStoreErrors } from "./errors.js";
+import { preparedByShape } from "./listing.js";
+import { failure, type Outcome, settle } from "./outcome.js";
+import { matchExpression } from "./search-index.js";
+import { countSql, filterParameters } from "./sql.js";
+import { openThreadChannel } from "./thread-channel.js";
+
+/** A count asked for after this long is refused as too broad (as a search on PostgreSQL). */
+export const COUNT_TIME_LIMIT_MS = 2_000;
+
+/** A count and the time (Date.now()) past which it is no longer wanted. */
+export interface CountRequest {
+  filters: BookFilters;
+  deadline: number;
+}
+
+export interface Counter {
+  count(filters: BookFilters): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Counts on `db`, one statement per shape of filters. */
+export function countStatements(db: DatabaseSync): (filters: BookFilters) => number {
+  const statementFor = preparedByShape(db);
+  return (filters) => {
+    const shape = {
+      search: filters.search !== undefined && filters.search.length > 0,
+      author: filters.author !== undefined,
+      year: filters.year !== undefined,
+    };
+    const parameters = filterParameters(filters);
+    if (shape.search) parameters.match = matchExpression(filters.search ?? []);
+    return (statementFor(countSql, shape).get(parameters) as { count: number }).count;
+  };
+}
+
+/** The outcome of each count in the counter's thread; one no longer wanted is not read. */
+export function answerCounts(count: (filters: BookFilters) => number, requests: CountRequest[]) {
+  return requests.map((request): Outcome => {
+    if (Date.now() > request.deadline) return { failed: "too broad" };
+    try {
+      return { value: count(request.filters) };
+    } catch (error) {
+      return failure(error);
+    }
+  });
+}
+
+/**
+ * The counter for the file at `path`: counts are read in a thread of their own, so the event
+ * loop never waits for one; an answer not back within COUNT_TIME_LIMIT_MS is refused as too
+ * broad, and the thread skips the counts whose time has passed.
+ */
+export function threadCounter(path: string): Counter {
+  const channel = openThreadChannel<CountRequest>("count-thread", path);
+  return {
+    count: (filters) =>
+      withDeadline(
+        channel.send({ filters, deadline: Date.now() + COUNT_TIME_LIMIT_MS }),
+        COUNT_TIME_LIMIT_MS,
+        () => new SearchTooBroadError(),
+      ).then((outcome) => settle(outcome) as number),
+    close: channel.close,
+  };
+}
+
+/** The counter for a database in memory, on this thread. */
+export function localCounter(db: DatabaseSync): Counter {
+  const count = countStatements(db);
+  return { count: (filters) => withStoreErrors(() => count(filters)), close: async () => {} };
+}

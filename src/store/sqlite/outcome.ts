@@ -1,0 +1,24 @@
+// What a store call run in another thread came to, as it crosses back: errors do not cross
+// threads whole, so they cross as the kind the routes answer by.
+import { BookChangedError, SearchTooBroadError, StoreUnavailableError } from "../store.js";
+import { translate } from "./errors.js";
+
+export type Outcome =
+  | { value: unknown }
+  | { failed: "changed" | "unavailable" | "too broad" | "error"; message?: string };
+
+/** The outcome of an error thrown by a store call. */
+export function failure(error: unknown): Outcome {
+  const translated = translate(error);
+  if (translated instanceof StoreUnavailableError) return { failed: "unavailable" };
+  return { failed: "error", message: (translated as Error).message };
+}
+
+/** The result the caller gets: the outcome's value, or the error it names. */
+export function settle(outcome: Outcome): unknown {
+  if ("value" in outcome) return outcome.value;
+  if (outcome.failed === "changed") throw new BookChangedError();
+  if (outcome.failed === "unavailable") throw new StoreUnavailableError();
+  if (outcome.failed === "too broad") throw new SearchTooBroadError();
+  throw new Error(outcome.message);
+}

@@ -1,0 +1,92 @@
+// Requests to a thread of the store's own (the writer, the counter), each answered with its
+// outcome; replies come a group at a time.
+import { Worker } from "node:worker_threads";
+import { StoreUnavailableError } from "../store.js";
+import { translate } from "./errors.js";
+import type { Outcome } from "./outcome.js";
+
+export interface ThreadChannel<Request> {
+  /** The request's outcome, once the thread has answered it. */
+  send(request: Request): Promise<Outcome>;
+  /** Lets the thread answer what it holds, then stops it. */
+  close(): Promise<void>;
+}
+
+/** What a thread answers: the outcome of each request, by the id it was sent with. */
+export type Reply = [id: number, outcome: Outcome][];
+
+/** The threads' entry files, beside this one. */
+export type ThreadEntry = "writer-thread" | "count-thread";
+
+// Run from the sources (tests, under tsx) the thread loads TypeScript the same way.
+const fromSources = import.meta.url.endsWith(".ts");
+
+/**
+ * Requests to the thread `entry` (started with the first) on the database file at `path` (its schema already prepared).
+ * `onReply` runs before the outcomes of each reply are handed on. A thread that stops fails
+ * the requests it held, and the next request starts another; an idle thread does not keep
+ * the process running.
+ */
+export function openThreadChannel<Request>(
+  entry: ThreadEntry,
+  path: string,
+  onReply: () => void = () => {},
+): ThreadChannel<Request> {
+  const pending = new Map<number, (outcome: Outcome | { error: unknown }) => void>();
+  let nextId = 0;
+  let thread: Worker | undefined;
+  let closed = false;
+
+  const start = () => {
+    const url = new URL(`./${entry}.${fromSources ? "ts" : "js"}`, import.meta.url);
+    const started = new Worker(url, {
+      workerData: { path },
+      execArgv: fromSources ? ["--import", "tsx"] : [],
+    });
+    started.unref();
+    started.on("message", (reply: Reply) => {
+      onReply();
+      for (const [id, outcome] of reply) {
+        pending.get(id)?.(outcome);
+        pending.delete(id);
+      }
+      if (pending.size === 0) started.unref();
+    });
+    // A thread that could not start (its statements cannot be prepared, say) fails what it
+    // held with its error, as the same call on this thread would have.
+    let error: unknown = new StoreUnavailableError();
+    started.on("error", (thrown) => {
+      error = translate(thrown);
+    });
+    started.on("exit", () => {
+      if (thread === started) thread = undefined;
+      for (const answer of pending.values()) answer({ error });
+      pending.clear();
+    });
+    return started;
+  };
+
+  return {
+    send: (request) =>
+      new Promise((resolve, reject) => {
+        if (closed) return reject(new StoreUnavailableError());
+        thread ??= start();
+        // Held only while requests wait.
+        if (pending.size === 0) thread.ref();
+        const id = nextId++;
+        pending.set(id, (outcome) =>
+          "error" in outcome ? reject(outcome.error) : resolve(outcome),
+        );
+        thread.postMessage({ id, request });
+      }),
+    close: async () => {
+      closed = true;
+      const running = thread;
+      if (running === undefined) return;
+      running.ref();
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.postMessage("close");
+      await exited;
+    },
+  };
+}
