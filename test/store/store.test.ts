@@ -639,6 +639,23 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("deletes sent together each answer for their own book; a book asked twice goes once", async () => {
+      // One connection: the first delete goes alone, the rest wait and go together.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const created = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.create({ title: `B${i}`, author: "A", year: 1 }),
+        ),
+      );
+      const ids = [...created.map((book) => book.id), Number.MAX_SAFE_INTEGER, created[3]?.id];
+      const results = await Promise.all(ids.map((id) => store.remove(id as number)));
+      assert.deepEqual(results, [...created.map(() => true), false, false]);
+      assert.equal((await store.list({ after: 0, limit: 20 })).count, 0);
+      await store.close();
+      await schema.drop();
+    });
+
     test("a book read by id sees at once what another instance, or any client, wrote", async () => {
       const { schema, mine, theirs } = await twoInstances();
       const dune = await mine.create(DUNE);

@@ -1,4 +1,4 @@
-// The statements of single books: creates and reads by id in batches, updates, deletes.
+// The statements of single books: creates, reads by id, updates and deletes in batches.
 import sql, { raw } from "sql-template-tag";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
@@ -87,8 +87,16 @@ export async function updateBooks(
   return updates.map((u) => byId.get(u.id));
 }
 
-export async function deleteBook(db: Queryable, id: number): Promise<boolean> {
-  return (await db.query(sql`DELETE FROM books WHERE id = ${id} RETURNING 1`)).length > 0;
+/**
+ * Deletes the books of these ids in one statement; true for each that was deleted. An id
+ * asked for twice was deleted by the first ask only.
+ */
+export async function deleteBooks(db: Queryable, ids: readonly number[]): Promise<boolean[]> {
+  const deleted = await db.query<{ id: number }>(
+    sql`DELETE FROM books WHERE id = ANY(${ids}::bigint[]) RETURNING id`,
+  );
+  const gone = new Set(deleted.map((row) => row.id));
+  return ids.map((id) => gone.delete(id));
 }
 
 /**

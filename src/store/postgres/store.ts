@@ -4,7 +4,7 @@ import { createReadCaches } from "../read-caches.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { batched } from "./batching.js";
 import {
-  deleteBook,
+  deleteBooks,
   insertBooks,
   lockExpected,
   selectBooks,
@@ -33,7 +33,7 @@ export interface PostgresOptions {
 /**
  * Connects a pool, brings the schema up to date, and serves books from it. Listing pages and
  * books read by id are kept while no commit has changed books, in any process or instance
- * (commit-counter.ts); creates and reads by id that arrive while the pool is busy go in one
+ * (commit-counter.ts); writes and reads by id that arrive while the pool is busy go in one
  * statement (batching.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
@@ -55,7 +55,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     }
     return version;
   }
-  // Creates, updates and reads by id are sent together: those that arrive while as many
+  // Creates, updates, deletes and reads by id are sent together: those that arrive while as many
   // statements of their kind as the pool has connections are under way go in one statement
   // when one of those ends, writes in one commit (one WAL flush). See docs/performance.md.
   const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
@@ -66,6 +66,9 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
   );
   const updateBatch = batched(options.poolSize, (updates: readonly Update[]) =>
     withStoreErrors(() => updateBooks(db, updates)),
+  );
+  const deleteBatch = batched(options.poolSize, (ids: readonly number[]) =>
+    withStoreErrors(() => deleteBooks(db, ids)),
   );
 
   /** A write on a condition: in one transaction, after locking the book and checking it. */
@@ -111,8 +114,10 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         : conditionally(id, expected, async (tx) => (await updateBooks(tx, [{ id, changes }]))[0]),
     remove: (id, expected) =>
       expected === undefined
-        ? withStoreErrors(() => deleteBook(db, id))
-        : conditionally(id, expected, (tx) => deleteBook(tx, id)).then((done) => done === true),
+        ? deleteBatch(id)
+        : conditionally(id, expected, async (tx) => (await deleteBooks(tx, [id]))[0]).then(
+            (done) => done === true,
+          ),
     ping: () =>
       withStoreErrors(async () => {
         await db.query("SELECT 1");
