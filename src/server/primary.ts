@@ -1,6 +1,7 @@
 // WORKERS above 1: this process opens the store once (so migrations run once and a bad
 // DB_URL fails once), then runs the workers that serve, restarts any that dies, keeps the
-// failed-login counts and the metrics of them all, and stops them together.
+// failed-login counts and the metrics of them all (and on SQLite, their one writer), and
+// stops them together.
 import cluster, { type Worker } from "node:cluster";
 import type { Server } from "node:http";
 import pino from "pino";
@@ -8,6 +9,7 @@ import type { Registry } from "prom-client";
 import { keepWorkersLoginCounts } from "../auth/open-login-limiter.js";
 import { type Config, describeDb } from "../config.js";
 import { openStore } from "../store/open.js";
+import { serveWorkersWrites } from "../store/sqlite/primary-writer.js";
 import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
@@ -34,6 +36,8 @@ export async function runPrimary(config: Config): Promise<void> {
   }
   log.info({ store: describeDb(config.db), workers: config.workers }, "store ready");
   keepWorkersLoginCounts(config);
+  // On a SQLite file, one writer for every worker: this process's.
+  const writes = config.db.kind === "sqlite" ? serveWorkersWrites(config.db.path) : undefined;
   let metricsServer: Server | undefined;
   // The primary's own metrics (its backups'), served with the sum of the workers'.
   let own: Registry | undefined;
@@ -47,6 +51,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const backups = await startBackups(config, log, own);
   superviseWorkers(config, log, () => {
     backups?.stop();
+    void writes?.close();
     metricsServer?.close();
   });
 }

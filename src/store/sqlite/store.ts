@@ -1,3 +1,4 @@
+import cluster from "node:cluster";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
@@ -8,6 +9,7 @@ import { bookStatements } from "./books.js";
 import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
+import { writerInPrimary } from "./primary-writer.js";
 import { connect, migrate } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
 import { localWriter, threadWriter } from "./writer.js";
@@ -38,7 +40,12 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     caches.clear();
   };
   const inMemory = path === ":memory:";
-  const writer = inMemory ? localWriter(db, onCommit) : threadWriter(path, onCommit);
+  // A worker of WORKERS above 1 writes through the primary's writer (primary-writer.ts).
+  const writer = inMemory
+    ? localWriter(db, onCommit)
+    : cluster.isWorker
+      ? writerInPrimary(onCommit)
+      : threadWriter(path, onCommit);
   const counter = inMemory ? localCounter(db) : threadCounter(path);
   const books = bookStatements(db);
   // Books read by id are checked once a turn, as the shared read begins (its first read: the
