@@ -1,12 +1,32 @@
 // The statements of single books: read by id, create, update, delete, each write with its
 // search-index rows in the same transaction.
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
 import { BookChangedError } from "../store.js";
 import { writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
+
+/**
+ * The columns an update sets, and their values: only the fields it changes (with a title or an
+ * author, its sort key), so that a change of year rewrites no title or author index entry.
+ */
+function updateOf(changes: BookChanges): { fields: string; values: SQLInputValue[] } {
+  const sets: string[] = [];
+  const values: SQLInputValue[] = [];
+  for (const field of ["title", "author"] as const) {
+    const text = changes[field];
+    if (text === undefined) continue;
+    sets.push(`${field} = ?, ${field}_key = ?`);
+    values.push(text, sortKey(text));
+  }
+  if (changes.year !== undefined) {
+    sets.push("year = ?");
+    values.push(changes.year);
+  }
+  return { fields: sets.join(", "), values };
+}
 
 /** The statements of single books; the writes run inside a group's transaction. */
 export function bookStatements(db: DatabaseSync) {
@@ -15,12 +35,7 @@ export function bookStatements(db: DatabaseSync) {
     db,
     "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?)",
   );
-  const updateStmt = writeStatement(
-    db,
-    `UPDATE books SET title = coalesce(?, title), author = coalesce(?, author),
-       year = coalesce(?, year), title_key = coalesce(?, title_key),
-       author_key = coalesce(?, author_key) WHERE id = ?`,
-  );
+  const updateStatements = new Map<string, StatementSync>();
   const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
   const indexStmt = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
@@ -57,11 +72,16 @@ export function bookStatements(db: DatabaseSync) {
     ): Book | undefined | BookChangedError {
       const refused = expected === undefined ? undefined : precondition(id, expected);
       if (refused !== undefined) return refused === "absent" ? undefined : refused;
-      const { title = null, author = null, year = null } = changes;
-      const keys = [title && sortKey(title), author && sortKey(author)];
-      if (updateStmt.run(title, author, year, ...keys, id).changes === 0n) return undefined;
+      const { fields, values } = updateOf(changes);
+      if (fields.length === 0) return get(id);
+      let statement = updateStatements.get(fields);
+      if (statement === undefined) {
+        statement = writeStatement(db, `UPDATE books SET ${fields} WHERE id = ?`);
+        updateStatements.set(fields, statement);
+      }
+      if (statement.run(...values, id).changes === 0n) return undefined;
       const book = get(id) as Book;
-      if (title !== null || author !== null) {
+      if (changes.title !== undefined || changes.author !== undefined) {
         unindexStmt.run(id);
         indexStmt.run(id, indexedWords(book));
       }
