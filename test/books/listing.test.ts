@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import {
   type Answer,
@@ -311,7 +312,7 @@ for (const kind of await storesUnderTest()) {
 describe("a search of many matches on SQLite, through GET /books", () => {
   test("pages cut short by the bound of work still carry a Link, and the walk finds every match", async () => {
     // Bounds small enough that 120 books need windows: at most 10 books examined a page.
-    const store = openSqliteStore(":memory:", { fewMatches: 3, window: 10 });
+    const store = openSqliteStore(":memory:", { ...SEARCH_BOUNDS, fewMatches: 3, window: 10 });
     const app = await buildTestApp({ store });
     const token = await tokenFor(app);
     const books: Book[] = [];

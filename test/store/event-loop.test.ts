@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { seedBooks } from "../../bench/catalogue.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookStore } from "../../src/store/store.js";
 import { buildTestApp, call, tokenFor } from "../support/helpers.js";
@@ -135,5 +136,18 @@ describe("the event loop never waits for SQLite", () => {
         assert.equal(answer.headers["x-total-count"], String(expected));
       });
     }
+
+    test("a count that takes longer than its bound is refused as too broad", async () => {
+      const bounded = openSqliteStore(join(dir, "large.db"), { ...SEARCH_BOUNDS, countMs: 1 });
+      const boundedApp = await buildTestApp({ store: bounded });
+      const answer = await call(boundedApp, "GET", "/books?q=ca&limit=1", {
+        token: await tokenFor(boundedApp),
+        headers: { prefer: "count=exact" },
+      });
+      assert.deepEqual(answer.body, { status: 400, message: Messages.searchTooBroad, data: null });
+      assert.equal(answer.headers["x-total-count"], undefined);
+      await boundedApp.close();
+      await bounded.close();
+    });
   });
 });

@@ -11,6 +11,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
+import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { browserSkipReason, launchChromium, signIn } from "../support/browser.js";
 import { type Answer, buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
@@ -324,7 +325,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 describe("a search of very many matches in the page", { skip: browserSkipReason() }, () => {
   test("pages cut short by the search's bound still count on, and Next walks every match", async () => {
     // Bounds small enough that 60 books need several windows of 8 books.
-    const store = openSqliteStore(":memory:", { fewMatches: 3, window: 8 });
+    const store = openSqliteStore(":memory:", { ...SEARCH_BOUNDS, fewMatches: 3, window: 8 });
     const app = await buildTestApp({ store, webRoot: WEB_ROOT });
     const base = await listenLocally(app);
     const token = await tokenFor(app);

@@ -11,9 +11,6 @@ import { matchExpression } from "./search-index.js";
 import { countSql, filterParameters } from "./sql.js";
 import { openThreadChannel } from "./thread-channel.js";
 
-/** A count asked for after this long is refused as too broad (as a search on PostgreSQL). */
-export const COUNT_TIME_LIMIT_MS = 2_000;
-
 /** A count and the time (Date.now()) past which it is no longer wanted. */
 export interface CountRequest {
   filters: BookFilters;
@@ -54,16 +51,16 @@ export function answerCounts(count: (filters: BookFilters) => number, requests: 
 
 /**
  * The counter for the file at `path`: counts are read in a thread of their own, so the event
- * loop never waits for one; an answer not back within COUNT_TIME_LIMIT_MS is refused as too
- * broad, and the thread skips the counts whose time has passed.
+ * loop never waits for one; an answer not back within `limitMs` is refused as too broad, and
+ * the thread skips the counts whose time has passed.
  */
-export function threadCounter(path: string): Counter {
+export function threadCounter(path: string, limitMs: number): Counter {
   const channel = openThreadChannel<CountRequest>("count-thread", path);
   return {
     count: (filters) =>
       withDeadline(
-        channel.send({ filters, deadline: Date.now() + COUNT_TIME_LIMIT_MS }),
-        COUNT_TIME_LIMIT_MS,
+        channel.send({ filters, deadline: Date.now() + limitMs }),
+        limitMs,
         () => new SearchTooBroadError(),
       ).then((outcome) => settle(outcome) as number),
     close: channel.close,

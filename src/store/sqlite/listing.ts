@@ -22,11 +22,16 @@ export interface SearchBounds {
    * no search holds the event loop for more than a few milliseconds, whatever it asks.
    */
   window: number;
+  /**
+   * An exact count (read in the counter's thread, see count.ts) not back within this many
+   * milliseconds is refused as too broad, as a search past PostgreSQL's time limit is.
+   */
+  countMs: number;
 }
 
 // Chosen so that neither read holds the event loop for long at a million books: see
 // docs/performance.md.
-export const SEARCH_BOUNDS: SearchBounds = { fewMatches: 5_000, window: 2_000 };
+export const SEARCH_BOUNDS: SearchBounds = { fewMatches: 5_000, window: 2_000, countMs: 2_000 };
 
 export interface Listing {
   list(query: BookQuery): BookPage;
@@ -79,8 +84,8 @@ export function createListing(
 type StatementFor = <Shape>(toSql: (shape: Shape) => string, shape: Shape) => StatementSync;
 
 /**
- * Listing, search and count statements (count.ts): one per shape, prepared when first needed, so a
- * request builds no SQL.
+ * Listing, search and count statements (count.ts): one per shape, prepared when first
+ * needed, so a request builds no SQL.
  */
 export function preparedByShape(db: DatabaseSync): StatementFor {
   const statements = new Map<string, StatementSync>();

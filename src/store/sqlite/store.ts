@@ -46,7 +46,7 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     : cluster.isWorker
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
-  const counter = inMemory ? localCounter(db) : threadCounter(path);
+  const counter = inMemory ? localCounter(db) : threadCounter(path, bounds.countMs);
   const books = bookStatements(db);
   // Books read by id are checked once a turn, as the shared read begins (its first read: the
   // version of its snapshot).

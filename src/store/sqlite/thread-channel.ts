@@ -22,10 +22,10 @@ export type ThreadEntry = "writer-thread" | "count-thread";
 const fromSources = import.meta.url.endsWith(".ts");
 
 /**
- * Requests to the thread `entry` (started with the first) on the database file at `path` (its schema already prepared).
- * `onReply` runs before the outcomes of each reply are handed on. A thread that stops fails
- * the requests it held, and the next request starts another; an idle thread does not keep
- * the process running.
+ * Requests to the thread `entry` (started by the first) on the database file at `path`, its
+ * schema already prepared. `onReply` runs before the outcomes of each reply are handed on. A
+ * thread that stops fails the requests it held, and the next request starts another; an
+ * idle thread does not keep the process running.
  */
 export function openThreadChannel<Request>(
   entry: ThreadEntry,
