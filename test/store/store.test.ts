@@ -13,6 +13,7 @@ import { matchesTerms, searchTerms } from "../../src/rules/search.js";
 import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
 import { openStore } from "../../src/store/open.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
+import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import {
   type BookPage,
@@ -372,50 +373,8 @@ describe("opening a store", () => {
   test("SQLite: a search of many matches reads bounded windows; its pages still walk every match in order", async () => {
     // Bounds small enough that 300 books take every plan: exact (few matches), and windows
     // of 25 books by id (the word index) and by each field (the field's index).
-    const store = openSqliteStore(":memory:", { fewMatches: 10, window: 25 });
-    const books: Book[] = [];
-    for (let i = 0; i < 300; i++) {
-      books.push(
-        await store.create({
-          title: `${i % 13 === 0 ? "Common" : "Other"} ${String((i * 7919) % 300).padStart(3, "0")}`,
-          author: `${i % 3 === 0 ? "Ann" : "Bob"} ${i % 11}`,
-          year: 1900 + ((i * 31) % 50),
-        }),
-      );
-    }
-    // The titles and authors are ASCII of one case: byte order is the order they sort in.
-    const text = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-    const orders: [SortField, boolean, (a: Book, b: Book) => number][] = [
-      ["id", false, (a, b) => a.id - b.id],
-      ["id", true, (a, b) => b.id - a.id],
-      ["title", false, (a, b) => text(a.title, b.title) || a.id - b.id],
-      ["title", true, (a, b) => text(b.title, a.title) || b.id - a.id],
-      ["year", false, (a, b) => a.year - b.year || a.id - b.id],
-      ["author", true, (a, b) => text(b.author, a.author) || b.id - a.id],
-    ];
-    let partialPages = 0;
-    for (const q of ["common", "ann", "common ann", "oth bob", "bob 7"]) {
-      const terms = searchTerms(q);
-      const expected = books.filter((b) => matchesTerms(terms, b.title, b.author));
-      for (const [sort, descending, compare] of orders) {
-        for (const limit of [4, 50]) {
-          const seen: Book[] = [];
-          let query: BookQuery = { after: 0, limit, sort, descending, search: terms };
-          for (let pages = 0; ; pages++) {
-            assert.ok(pages < 400, "the walk ends");
-            const page = await store.list(query);
-            assert.ok(page.count <= limit);
-            seen.push(...booksOf(page));
-            if (page.partial) partialPages += 1;
-            if (!page.partial && page.count < limit) break;
-            query = { ...query, after: page.lastId, afterKey: page.lastKey ?? undefined };
-          }
-          const label = `q=${q} sort=${descending ? "-" : ""}${sort} limit=${limit}`;
-          assert.deepEqual(seen, [...expected].sort(compare), label);
-        }
-      }
-    }
-    assert.ok(partialPages > 0, "some pages were cut short by the window");
+    const store = openSqliteStore(":memory:", { ...SEARCH_BOUNDS, fewMatches: 10, window: 25 });
+    await walksEveryMatch(store);
     await store.close();
   });
 
@@ -747,6 +706,20 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("a search of many matches tests bounded windows; its pages still walk every match in order", async () => {
+      const schema = await freshPostgresSchema();
+      const store = await openPostgresStore(schema.dbUrl, {
+        poolSize: 2,
+        timeoutMs: 5_000,
+        preparedStatements: true,
+        description: "test",
+        searchBounds: { fewMatches: 10, window: 25 },
+      });
+      await walksEveryMatch(store);
+      await store.close();
+      await schema.drop();
+    });
+
     test("a search that runs past its time limit is refused, and the pool goes on serving", async () => {
       const schema = await freshPostgresSchema();
       const options = {
@@ -831,3 +804,53 @@ describe("opening a store", () => {
     });
   });
 });
+
+/**
+ * Writes 300 books, then walks every search of several kinds in every order, page by page:
+ * each walk gives every match once, in order, whatever pages the store's bounds cut short.
+ */
+async function walksEveryMatch(store: BookStore): Promise<void> {
+  const books: Book[] = [];
+  for (let i = 0; i < 300; i++) {
+    books.push(
+      await store.create({
+        title: `${i % 13 === 0 ? "Common" : "Other"} ${String((i * 7919) % 300).padStart(3, "0")}`,
+        author: `${i % 3 === 0 ? "Ann" : "Bob"} ${i % 11}`,
+        year: 1900 + ((i * 31) % 50),
+      }),
+    );
+  }
+  // The titles and authors are ASCII of one case: byte order is the order they sort in.
+  const text = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  const orders: [SortField, boolean, (a: Book, b: Book) => number][] = [
+    ["id", false, (a, b) => a.id - b.id],
+    ["id", true, (a, b) => b.id - a.id],
+    ["title", false, (a, b) => text(a.title, b.title) || a.id - b.id],
+    ["title", true, (a, b) => text(b.title, a.title) || b.id - a.id],
+    ["year", false, (a, b) => a.year - b.year || a.id - b.id],
+    ["author", true, (a, b) => text(b.author, a.author) || b.id - a.id],
+  ];
+  let partialPages = 0;
+  for (const q of ["common", "ann", "common ann", "oth bob", "bob 7"]) {
+    const terms = searchTerms(q);
+    const expected = books.filter((b) => matchesTerms(terms, b.title, b.author));
+    for (const [sort, descending, compare] of orders) {
+      for (const limit of [4, 50]) {
+        const seen: Book[] = [];
+        let query: BookQuery = { after: 0, limit, sort, descending, search: terms };
+        for (let pages = 0; ; pages++) {
+          assert.ok(pages < 400, "the walk ends");
+          const page = await store.list(query);
+          assert.ok(page.count <= limit);
+          seen.push(...booksOf(page));
+          if (page.partial) partialPages += 1;
+          if (!page.partial && page.count < limit) break;
+          query = { ...query, after: page.lastId, afterKey: page.lastKey ?? undefined };
+        }
+        const label = `q=${q} sort=${descending ? "-" : ""}${sort} limit=${limit}`;
+        assert.deepEqual(seen, [...expected].sort(compare), label);
+      }
+    }
+  }
+  assert.ok(partialPages > 0, "some pages were cut short by the window");
+}

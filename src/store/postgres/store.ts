@@ -13,7 +13,7 @@ import {
 } from "./books.js";
 import { createCommitCounter } from "./commit-counter.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
-import { createListing } from "./listing.js";
+import { createListing, type SearchBounds } from "./listing.js";
 import { type Db, openDb, type Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
 import { parsePostgresUrl } from "./url.js";
@@ -28,6 +28,8 @@ export interface PostgresOptions {
   description: string;
   /** How long a search may hold a connection of the pool; past it, the search is refused. */
   searchTimeoutMs?: number;
+  /** How many books a search reads at most (listing.ts); tests make them small. */
+  searchBounds?: SearchBounds;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface PostgresOptions {
  */
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
   const db = await connect(url, options);
-  const listing = createListing(db, options.searchTimeoutMs ?? 1_000);
+  const listing = createListing(db, options.searchTimeoutMs ?? 1_000, options.searchBounds);
   const caches = createReadCaches<string>();
   const latestVersion = createCommitCounter(db);
   let cachesRead = 0;
