@@ -8,9 +8,9 @@ import { tsquery } from "./search-index.js";
 
 /** How much work one search may do; tests make it small. */
 export interface SearchBounds {
-  /** A search matching at most this many books reads them all from the word index, then sorts. */
+  /** A page a search's window does not fill, with at most this many matches, reads them all. */
   fewMatches: number;
-  /** A search matching more tests at most this many books a page (see searchSource). */
+  /** A search tests at most this many books a page in the listing's order (see readPage). */
   window: number;
 }
 
@@ -65,37 +65,48 @@ export function createListing(
 }
 
 /**
- * The books a search reads from. The planner cannot tell a rare word from a common one
- * (prefix queries, and words below the statistics' most common ones, get one estimate), and
- * walking the order's index for a rare word reads the whole table. So count up to a bound
- * first: few matches are read through the word index alone (OFFSET 0 keeps that subquery
- * planned apart), then sorted. Many are looked for in a window of the order's index from
- * the cursor: at most `bounds.window` books are tested, and a page not full by then is answered as it
- * is, marked partial (see readPage), as on SQLite.
+ * One page of a listing, read through `tx`: the pool, or a search's transaction.
+ *
+ * A search first tests a window of the order's index from the cursor: at most
+ * `bounds.window` books, enough for a page of a common word, read in a few milliseconds. A
+ * page the window does not fill comes from the word index when the search has few matches:
+ * they are all read, then sorted (the planner cannot tell a rare word from a common one, so
+ * they are read up to a bound). With many matches, the page is the window's, marked
+ * partial, its cursor on the window's last book, where the next page goes on looking (as on
+ * SQLite).
  */
-async function searchSource(
-  tx: Queryable,
-  query: BookQuery,
-  conditions: Fragment[],
-  bounds: SearchBounds,
-) {
-  if (query.search === undefined || query.search.length === 0) return { books: raw("books") };
-  const match = sql`(title_words || author_words) @@ ${tsquery(query.search)}::tsquery`;
-  const [probe] = await tx.query<{ n: number }>(sql`SELECT count(*)::integer AS n
-    FROM (SELECT 1 FROM books WHERE ${match} LIMIT ${bounds.fewMatches + 1}) m`);
-  if ((probe?.n ?? 0) <= bounds.fewMatches) {
-    return {
-      books: sql`(SELECT id, title, author, year, title_key, author_key FROM books
-        WHERE ${match} OFFSET 0) AS books`,
-    };
+async function readPage(tx: Queryable, query: BookQuery, bounds: SearchBounds): Promise<BookPage> {
+  const filters = filterConditions(query);
+  if (query.search === undefined || query.search.length === 0) {
+    return readPageOf(tx, query, raw("books"), filters);
   }
-  conditions.push(match);
-  const { key } = SORT_KEYS[query.sort ?? "id"];
-  const way = raw(query.descending ? "DESC" : "ASC");
+  const match = sql`(title_words || author_words) @@ ${tsquery(query.search)}::tsquery`;
+  const sort = query.sort ?? "id";
+  const [way, back] = query.descending ? [raw("DESC"), raw("ASC")] : [raw("ASC"), raw("DESC")];
   const from = query.after === 0 ? empty : sql`WHERE ${cursorCondition(query)}`;
   const window = sql`(SELECT * FROM books ${from}
-    ORDER BY ${key} ${way}, id ${way} LIMIT ${bounds.window})`;
-  return { books: sql`${window} AS books`, window };
+    ORDER BY ${SORT_KEYS[sort].key} ${way}, id ${way} LIMIT ${bounds.window})`;
+  const page = await readPageOf(tx, query, sql`${window} AS books`, [match, ...filters]);
+  if (page.count === query.limit) return page;
+  const value = raw(sort === "id" ? "NULL::text" : sort);
+  const [last] = await tx.query<{ n: number; id: number; k: string | number | null }>(
+    sql`SELECT count(*) OVER ()::integer AS n, id, ${value} AS k FROM ${window} AS w
+      ORDER BY ${SORT_KEYS[sort].key} ${back}, id ${back} LIMIT 1`,
+  );
+  // The window held every book left in the listing's order: the page is whole.
+  if (last === undefined || last.n < bounds.window) return page;
+  // The matches, up to one more than few, read through the word index once: the page is
+  // theirs when they are few (OFFSET 0 keeps the subquery planned apart).
+  const [few] = await tx.query<BookPage & { n: number }>(sql`WITH m AS MATERIALIZED (
+      SELECT id, title, author, year, title_key, author_key FROM books WHERE ${match}
+      LIMIT ${bounds.fewMatches + 1} OFFSET 0)
+    SELECT p.*, (SELECT count(*)::integer FROM m) AS n
+    FROM (${pageSql(query, raw("m"), filters)}) p`);
+  if (few !== undefined && few.n <= bounds.fewMatches) {
+    const { n: _, ...fewPage } = few;
+    return fewPage;
+  }
+  return { ...page, lastId: last.id, lastKey: last.k, partial: true };
 }
 
 /** The condition that starts a listing after its cursor. */
@@ -108,63 +119,36 @@ function cursorCondition(query: BookQuery): Fragment {
     : sql`(${key}, id) ${past} (${cursor(query.afterKey ?? "")}, ${query.after})`;
 }
 
-/**
- * One page of a listing, read through `tx`: the pool, or a search's transaction. A search's
- * page read from a window and not full is partial when the window was: its cursor is then
- * the window's last book, where the next page goes on looking.
- */
-async function readPage(tx: Queryable, query: BookQuery, bounds: SearchBounds): Promise<BookPage> {
-  const conditions: Fragment[] = [];
-  const { books, window } = await searchSource(tx, query, conditions, bounds);
-  conditions.push(...filterConditions(query));
-  const page = await readPageOf(tx, query, books, conditions);
-  if (window === undefined || page.count === query.limit) return page;
-  const sort = query.sort ?? "id";
-  const back = raw(query.descending ? "ASC" : "DESC");
-  const value = raw(sort === "id" ? "NULL::text" : sort);
-  const [last] = await tx.query<{ n: number; id: number; k: string | number | null }>(
-    sql`SELECT count(*) OVER ()::integer AS n, id, ${value} AS k FROM ${window} AS w
-      ORDER BY ${SORT_KEYS[sort].key} ${back}, id ${back} LIMIT 1`,
-  );
-  if (last === undefined || last.n < bounds.window) return page;
-  return { ...page, lastId: last.id, lastKey: last.k, partial: true };
-}
-
 async function readPageOf(
   tx: Queryable,
   query: BookQuery,
   books: Fragment,
   conditions: Fragment[],
 ): Promise<BookPage> {
+  const [page] = await tx.query<BookPage>(pageSql(query, books, conditions));
+  return page as BookPage;
+}
+
+/** The statement of one page of `books` (a table, a subquery or a CTE's name). */
+function pageSql(query: BookQuery, books: Fragment, conditions: Fragment[]): Fragment {
   const sort = query.sort ?? "id";
   if (sort === "id" && !query.descending) {
     // The common case, kept to one pass: ascending ids, the last of them the greatest.
     const where = [sql`id > ${query.after}`, ...conditions].reduce(and);
     // row_to_json writes compact JSON, as the SQLite store and the serializer do.
-    const [page] = await tx.query<BookPage>(sql`SELECT
+    return sql`SELECT
         coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY b.id), '') AS json,
         count(*)::integer AS count, coalesce(max(b.id), 0) AS "lastId", NULL AS "lastKey"
       FROM (SELECT id, title, author, year FROM ${books}
-            WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`);
-    return page as BookPage;
+            WHERE ${where} ORDER BY id LIMIT ${query.limit}) b`;
   }
-  return readSortedPage(tx, query, books, conditions);
-}
-
-/** A page sorted by s (the field's sort key, or the id again), then the id. */
-async function readSortedPage(
-  tx: Queryable,
-  query: BookQuery,
-  books: Fragment,
-  conditions: Fragment[],
-) {
-  const sort = query.sort ?? "id";
+  // Sorted by s (the field's sort key, or the id again), then the id.
   const { key } = SORT_KEYS[sort];
   const [way, back] = query.descending ? [raw("DESC"), raw("ASC")] : [raw("ASC"), raw("DESC")];
-  if (query.after !== 0) conditions.unshift(cursorCondition(query));
-  const where = conditions.length > 0 ? sql`WHERE ${conditions.reduce(and)}` : empty;
+  const all = query.after === 0 ? conditions : [cursorCondition(query), ...conditions];
+  const where = all.length > 0 ? sql`WHERE ${all.reduce(and)}` : empty;
   const value = raw(sort === "id" ? "NULL::text" : sort);
-  const [page] = await tx.query<BookPage>(sql`WITH page AS (
+  return sql`WITH page AS (
       SELECT id, title, author, year, ${value} AS k, ${key} AS s FROM ${books} ${where}
       ORDER BY ${key} ${way}, id ${way} LIMIT ${query.limit})
     SELECT coalesce(string_agg(row_to_json(b)::text, ',' ORDER BY p.s ${way}, p.id ${way}), '')
@@ -172,8 +156,7 @@ async function readSortedPage(
       count(*)::integer AS count,
       coalesce((array_agg(p.id ORDER BY p.s ${back}, p.id ${back}))[1], 0) AS "lastId",
       (array_agg(p.k ORDER BY p.s ${back}, p.id ${back}))[1] AS "lastKey"
-    FROM page p, LATERAL (SELECT p.id, p.title, p.author, p.year) b`);
-  return page as BookPage;
+    FROM page p, LATERAL (SELECT p.id, p.title, p.author, p.year) b`;
 }
 
 /** The conditions of the author and year filters. */
