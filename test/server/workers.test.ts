@@ -9,6 +9,7 @@ import type { Book } from "../../src/rules/book.js";
 import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
 import {
   freePort,
+  killIfAlive,
   listeners,
   type Service,
   startExpectingFailure,
@@ -253,7 +254,7 @@ for (const kind of await storesUnderTest()) {
         for (const { pid } of listeners(service)) {
           if (killed.has(pid)) continue;
           killed.add(pid);
-          process.kill(pid, "SIGKILL");
+          killIfAlive(pid);
         }
         assert.ok(killed.size < 20, "the primary went on restarting");
         await new Promise((resolve) => setTimeout(resolve, 50));

@@ -8,7 +8,14 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "../support/helpers.js";
-import { listeners, login, request, type Service, startService } from "../support/service.js";
+import {
+  killIfAlive,
+  listeners,
+  login,
+  request,
+  type Service,
+  startService,
+} from "../support/service.js";
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 3);
 const WRITERS = 12;
@@ -114,7 +121,7 @@ for (const kind of await storesUnderTest()) {
             // Every process at once: the primary first (so it starts no other), then its workers.
             service.process.kill("SIGKILL");
             for (const { pid } of listeners(service)) {
-              if (pid !== service.process.pid) process.kill(pid, "SIGKILL");
+              if (pid !== service.process.pid) killIfAlive(pid);
             }
             await Promise.all(writers);
 

@@ -150,3 +150,12 @@ export async function login(
   assert.equal(answer.status, 200);
   return answer.body.data?.token ?? "";
 }
+
+/** SIGKILL to `pid`, unless it has exited since it was listed (it is gone: as wanted). */
+export function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
