@@ -50,7 +50,8 @@ export function openThreadChannel<Request>(
         pending.get(id)?.(outcome);
         pending.delete(id);
       }
-      if (pending.size === 0) started.unref();
+      // Idle, it lets the process end; closing, it is held until it has exited.
+      if (pending.size === 0 && !closed) started.unref();
     });
     // A thread that could not start (its statements cannot be prepared, say) fails what it
     // held with its error, as the same call on this thread would have.
