@@ -97,3 +97,6 @@ export function bookStatements(db: DatabaseSync) {
     ping: () => void pingStmt.get(),
   };
 }
+
+/** What bookStatements gives: the statements of one connection. */
+export type BookStatements = ReturnType<typeof bookStatements>;

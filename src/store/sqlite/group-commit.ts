@@ -4,7 +4,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { BookChanges, NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { BookChangedError } from "../store.js";
-import type { bookStatements } from "./books.js";
+import type { BookStatements } from "./books.js";
 import { failure, type Outcome } from "./outcome.js";
 import { transaction } from "./schema.js";
 
@@ -14,9 +14,7 @@ export type BookWrite =
   | { op: "update"; id: number; changes: BookChanges; expected?: ExpectedVersions }
   | { op: "remove"; id: number; expected?: ExpectedVersions };
 
-type Books = ReturnType<typeof bookStatements>;
-
-function apply(books: Books, write: BookWrite): Outcome {
+function apply(books: BookStatements, write: BookWrite): Outcome {
   const result =
     write.op === "create"
       ? books.create(write.book)
@@ -31,7 +29,11 @@ function apply(books: Books, write: BookWrite): Outcome {
  * to once it has committed. One write's failure must not fail the others: when the group
  * fails, they are replayed one by one (unless the database is locked: then each would be).
  */
-export function commitGroup(db: DatabaseSync, books: Books, writes: BookWrite[]): Outcome[] {
+export function commitGroup(
+  db: DatabaseSync,
+  books: BookStatements,
+  writes: BookWrite[],
+): Outcome[] {
   const commit = (group: BookWrite[]) =>
     transaction(db, () => group.map((write) => apply(books, write)));
   try {

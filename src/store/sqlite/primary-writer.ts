@@ -3,9 +3,9 @@
 // writers would fight over SQLite's one write lock, each sleeping in busy_timeout while the
 // other commits; one writer commits the writes of all in the same groups.
 import cluster, { type Worker } from "node:cluster";
-import { StoreUnavailableError } from "../store.js";
 import type { BookWrite } from "./group-commit.js";
 import { failure, type Outcome, settle } from "./outcome.js";
+import { type PerTurn, perTurn } from "./per-turn.js";
 import { openThreadChannel } from "./thread-channel.js";
 import type { Writer } from "./writer.js";
 
@@ -22,28 +22,10 @@ interface Outcomes {
   outcomes: [id: number, outcome: Outcome][];
 }
 
-/**
- * Gathers what is sent during one turn of the event loop and hands it on together after it:
- * one message instead of many.
- */
-function perTurn<T>(send: (items: T[]) => void): (item: T) => void {
-  let items: T[] = [];
-  return (item) => {
-    if (items.length === 0) {
-      setImmediate(() => {
-        const sent = items;
-        items = [];
-        send(sent);
-      });
-    }
-    items.push(item);
-  };
-}
-
 /** In the primary: commits the workers' writes to the file at `path` in the writer's thread. */
 export function serveWorkersWrites(path: string): { close(): Promise<void> } {
   const channel = openThreadChannel<BookWrite>("writer-thread", path);
-  const repliers = new Map<Worker, (answer: [number, Outcome]) => void>();
+  const repliers = new Map<Worker, PerTurn<[number, Outcome]>>();
   const replierFor = (worker: Worker) => {
     let reply = repliers.get(worker);
     if (reply === undefined) {
@@ -60,8 +42,8 @@ export function serveWorkersWrites(path: string): { close(): Promise<void> } {
     const reply = replierFor(worker);
     for (const [id, write] of message.writes) {
       channel.send(write).then(
-        (outcome) => reply([id, outcome]),
-        (error) => reply([id, failure(error)]),
+        (outcome) => reply.push([id, outcome]),
+        (error) => reply.push([id, failure(error)]),
       );
     }
   };
@@ -82,10 +64,7 @@ export function serveWorkersWrites(path: string): { close(): Promise<void> } {
  * handed on. Without the primary, writes answer 503.
  */
 export function writerInPrimary(onCommit: () => void): Writer {
-  const waiting = new Map<
-    number,
-    { resolve(value: unknown): void; reject(error: unknown): void }
-  >();
+  const waiting = new Map<number, (outcome: Outcome) => void>();
   let next = 0;
   const send = perTurn((writes: Writes["writes"]) => {
     const message: Writes = { type: WRITES, writes };
@@ -95,29 +74,24 @@ export function writerInPrimary(onCommit: () => void): Writer {
     if (message?.type !== OUTCOMES || !Array.isArray(message.outcomes)) return;
     onCommit();
     for (const [id, outcome] of message.outcomes) {
-      const answer = waiting.get(id);
+      waiting.get(id)?.(outcome);
       waiting.delete(id);
-      try {
-        answer?.resolve(settle(outcome));
-      } catch (error) {
-        answer?.reject(error);
-      }
     }
   };
   const onDisconnect = () => {
-    for (const { reject } of waiting.values()) reject(new StoreUnavailableError());
+    for (const answer of waiting.values()) answer({ failed: "unavailable" });
     waiting.clear();
   };
   process.on("message", onMessage);
   process.on("disconnect", onDisconnect);
   return {
     write: (write) =>
-      new Promise((resolve, reject) => {
-        if (!process.connected) return reject(new StoreUnavailableError());
+      new Promise<Outcome>((answer) => {
+        if (!process.connected) return answer({ failed: "unavailable" });
         const id = next++;
-        waiting.set(id, { resolve, reject });
-        send([id, write]);
-      }),
+        waiting.set(id, answer);
+        send.push([id, write]);
+      }).then(settle),
     close: async () => {
       process.off("message", onMessage);
       process.off("disconnect", onDisconnect);

@@ -2,6 +2,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { parentPort } from "node:worker_threads";
 import type { Outcome } from "./outcome.js";
+import { perTurn } from "./per-turn.js";
 import type { Reply } from "./thread-channel.js";
 
 /**
@@ -14,22 +15,14 @@ export function serveInGroups<Request>(
   handle: (requests: Request[]) => Outcome[],
 ): void {
   const port = parentPort as NonNullable<typeof parentPort>;
-  let group: { id: number; request: Request }[] = [];
-  const answer = () => {
-    const held = group;
-    group = [];
-    if (held.length === 0) return;
+  const group = perTurn((held: { id: number; request: Request }[]) => {
     const outcomes = handle(held.map((sent) => sent.request));
     port.postMessage(outcomes.map((outcome, i) => [held[i]?.id, outcome]) as Reply);
-  };
+  });
   port.on("message", (message: { id: number; request: Request } | "close") => {
-    if (message === "close") {
-      answer();
-      db.close();
-      port.close();
-      return;
-    }
-    if (group.length === 0) setImmediate(answer);
-    group.push(message);
+    if (message !== "close") return group.push(message);
+    group.flush();
+    db.close();
+    port.close();
   });
 }
