@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { parseEnv } from "node:util";
+import proxyAddr from "@fastify/proxy-addr";
 import { parsePostgresUrl } from "./store/postgres/url.js";
 
 export type DbTarget =
@@ -36,6 +37,10 @@ export interface Config {
   readonly headersTimeoutMs: number;
   /** Open client connections at most; a new one past it is closed at once. */
   readonly maxConnections: number;
+  /** Open connections one client may hold (http/connections.ts says who is one client). */
+  readonly maxConnectionsPerClient: number;
+  /** How long a connection may sit idle between two requests before it is closed. */
+  readonly keepAliveTimeoutMs: number;
   readonly pgPoolSize: number;
   /** How long a PostgreSQL statement, or the wait for a connection, may take before 503. */
   readonly dbTimeoutMs: number;
@@ -154,6 +159,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: integer("HEADERS_TIMEOUT_SECONDS", 10, 1, 3600) * 1000,
     // Fits the common limit of 1,024 descriptors, with room for the store, Redis and logs.
     maxConnections: integer("MAX_CONNECTIONS", 800, 1, 1_000_000),
+    // So that no one client, and no crowd of idle connections, holds every place for long.
+    maxConnectionsPerClient: integer("MAX_CONNECTIONS_PER_CLIENT", 100, 1, 1_000_000),
+    keepAliveTimeoutMs: integer("KEEP_ALIVE_TIMEOUT_SECONDS", 5, 1, 3600) * 1000,
     pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
     dbTimeoutMs: integer("DB_TIMEOUT_SECONDS", 5, 1, 600) * 1000,
     dbPreparedStatements: boolean("DB_PREPARED_STATEMENTS", true),
@@ -299,7 +307,11 @@ function parseTrustProxy(
     problems.push(`TRUST_PROXY does not take a hop count; ${TRUST_PROXY_FORM}`);
     return false;
   }
-  if (raw !== "true") return raw;
+  if (raw !== "true") {
+    const problem = trustProxyListProblem(raw);
+    if (problem !== undefined) problems.push(`${problem}; ${TRUST_PROXY_FORM}`);
+    return problem === undefined ? raw : false;
+  }
   if (production) {
     problems.push(`TRUST_PROXY=true lets clients choose their address; ${TRUST_PROXY_FORM}`);
   } else {
@@ -308,4 +320,20 @@ function parseTrustProxy(
     );
   }
   return true;
+}
+
+/** What is wrong with a list of proxies, as the one-line configuration error says it. */
+function trustProxyListProblem(raw: string): string | undefined {
+  const entries = raw.split(",").map((entry) => entry.trim());
+  const everyone = entries.find((entry) => /\/0+$/.test(entry));
+  if (everyone !== undefined) {
+    return `TRUST_PROXY has "${everyone}", which would let every client choose its address`;
+  }
+  try {
+    // As Fastify will read it: a list it would refuse is a configuration error, not a crash.
+    proxyAddr.compile(entries);
+    return undefined;
+  } catch (error) {
+    return `TRUST_PROXY: ${(error as Error).message}`;
+  }
 }

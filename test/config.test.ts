@@ -225,6 +225,30 @@ describe("TRUST_PROXY", () => {
     assert.match(problem ?? "", /TRUST_PROXY does not take a hop count/);
   });
 
+  test("every address of the list is checked: one line says which one is wrong", () => {
+    for (const list of ["0.0.0.0/0", "::/0", "127.0.0.1/0", "10.0.0.5,::/0"]) {
+      const [problem] = problemsOf({ TRUST_PROXY: list });
+      assert.match(problem ?? "", /would let every client choose its address; list the/, list);
+    }
+    for (const list of [
+      "10.0.0.300",
+      "10.0.0.0/33",
+      "::1/129",
+      "proxy.local",
+      "10.0.0.0/8/8",
+      ",",
+    ]) {
+      const [problem] = problemsOf({ TRUST_PROXY: list });
+      assert.match(
+        problem ?? "",
+        /TRUST_PROXY: invalid (IP address|range on address): .*; list the/,
+        list,
+      );
+    }
+    const names = "loopback, 10.0.0.0/8, ::1, fd00::/8, 192.168.1.1/32";
+    assert.equal(loadConfig({ ...PRODUCTION, TRUST_PROXY: names }).trustProxy, names);
+  });
+
   test("true is refused in production and warned about elsewhere, naming the safe forms", () => {
     const [problem] = problemsOf({ ...PRODUCTION, TRUST_PROXY: "true" });
     assert.match(problem ?? "", /TRUST_PROXY=true lets clients choose their address/);

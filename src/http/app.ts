@@ -58,6 +58,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // A client that never finishes its headers or its body is cut off, and the checks run
     // every second rather than Node's default 30 s.
     requestTimeout: config.requestTimeoutMs,
+    // An idle keep-alive connection holds a place under MAX_CONNECTIONS: it gives it back
+    // within seconds (Fastify's default is 72 s).
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     http: {
       headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
       connectionsCheckingInterval: 1000,
@@ -73,7 +76,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.decorate("beginShutdown", () => {
     shuttingDown = true;
   });
-  limitConnections(app, config.maxConnections);
+  limitConnections(app, config);
   parseEveryBodyAsJson(app);
   addResponseHooks(app, {
     shuttingDown: () => shuttingDown,

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { connect } from "node:tls";
+import { loadConfig } from "../../src/config.js";
 import { filledEnvExample, NGINX_SITE, readRepositoryFile } from "../support/deploy.js";
 import { freePort, type Service, startService } from "../support/service.js";
 
@@ -148,6 +149,8 @@ describe("the service behind nginx with TLS", { skip: missing }, () => {
       PORT: "0",
       METRICS_PORT: String(ports.metrics),
       LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES),
+      // nginx, which TRUST_PROXY names, is not one client: its connections are not counted.
+      MAX_CONNECTIONS_PER_CLIENT: "1",
     });
     ports.upstream = Number(new URL(service.url).port);
     ports.https = await freePort();
@@ -263,6 +266,24 @@ describe("the service behind nginx with TLS", { skip: missing }, () => {
     const limited = await login("deploy-test-password-7c2a", "127.0.0.2");
     assert.equal(limited.status, 429, "even the right password, as without the proxy");
     assert.ok(limited.headers["retry-after"]);
+  });
+
+  test("20 requests at once through nginx, over as many connections to the service as it opens: all answered", async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => viaHttps("GET", "/ready")));
+    assert.deepEqual(
+      answers.map((answer) => answer.headers["x-request-id"] !== undefined && answer.status),
+      Array(20).fill(200),
+    );
+  });
+
+  test("nginx lets go of an idle connection to the service before the service closes it", () => {
+    const upstream = /^upstream book_catalogue \{([^}]*)\}/m.exec(readRepositoryFile(NGINX_SITE));
+    const nginxSeconds = Number(/^\s*keepalive_timeout (\d+)s;$/m.exec(upstream?.[1] ?? "")?.[1]);
+    const serviceSeconds = loadConfig(filledEnvExample(dir)).keepAliveTimeoutMs / 1000;
+    assert.ok(
+      nginxSeconds < serviceSeconds,
+      `nginx ${nginxSeconds} s, the service ${serviceSeconds} s`,
+    );
   });
 
   test("a body at the service's limit reaches it; one byte more is refused by nginx, in the envelope", async () => {

@@ -1,10 +1,13 @@
 // Connections a client leaves hanging: the service lets go of them, and bounds how many it holds.
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
+import { clientOf } from "../../src/http/connections.js";
 import { buildTestApp, listenLocally, testConfig } from "../support/helpers.js";
-import { freePort, startService } from "../support/service.js";
+import { freePort, listeners, startService } from "../support/service.js";
 
 const linuxProc = process.platform === "linux" ? false : "counts descriptors in /proc (Linux)";
 
@@ -22,10 +25,10 @@ async function loopDelayMax(metricsPort: number): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A socket that sends the start of a request and then neither finishes it nor reads. */
-function slowHeaders(port: number): Promise<Socket> {
+/** A socket from `from` that sends the start of a request and then neither finishes it nor reads. */
+function slowHeaders(port: number, from: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1", () => {
+    const socket = connect({ port, host: "127.0.0.1", localAddress: from }, () => {
       socket.write("GET /health HTTP/1.1\r\nHost: x\r\n");
       resolve(socket);
     });
@@ -77,8 +80,12 @@ test("1,000 clients that never finish their headers nor read: 408, then their de
     // Reading the metrics resets the server's event-loop delay: what the next reading shows
     // is the flood's.
     await loopDelayMax(metricsPort);
+    // From ten addresses, 100 each: MAX_CONNECTIONS_PER_CLIENT (100) refuses none of them.
     for (let i = 0; i < 10; i++) {
-      sockets.push(...(await Promise.all(Array.from({ length: 100 }, () => slowHeaders(port)))));
+      const from = `127.0.0.${2 + i}`;
+      sockets.push(
+        ...(await Promise.all(Array.from({ length: 100 }, () => slowHeaders(port, from)))),
+      );
     }
     // The answer arrives while nobody reads: it waits in the socket's buffer.
     const answeredBy = Date.now() + 30_000;
@@ -112,9 +119,12 @@ test("1,000 clients that never finish their headers nor read: 408, then their de
   assert.ok(healthChecks > 10, `/health was asked ${healthChecks} times`);
 });
 
-/** A keep-alive connection that sends whole requests and reads each answer's first line. */
-function keepAlive(port: number) {
-  const socket = connect(port, "127.0.0.1");
+/**
+ * A keep-alive connection from `from` (any 127.x.y.z is this machine, as another client) that
+ * sends whole requests and reads each answer's first line.
+ */
+function keepAlive(port: number, from = "127.0.0.1") {
+  const socket = connect({ port, host: "127.0.0.1", localAddress: from });
   socket.setEncoding("utf8");
   let received = "";
   let closed = false;
@@ -127,6 +137,10 @@ function keepAlive(port: number) {
   });
   return {
     socket,
+    /** The last answer, head and body. */
+    received: () => received,
+    /** Whether the connection is closed (by either side). */
+    closed: () => closed,
     /** The status of the answer to one GET /health; 0 when the connection closed instead. */
     async health(): Promise<number> {
       received = "";
@@ -170,6 +184,216 @@ test("MAX_CONNECTIONS is 800 unless set", () => {
   assert.throws(() => testConfig({ MAX_CONNECTIONS: "0" }), /MAX_CONNECTIONS/);
 });
 
+type KeepAlive = ReturnType<typeof keepAlive>;
+
+/**
+ * `count` keep-alive connections from `from`, opened 100 at a time, each sent one GET /health
+ * and then left idle: those served, and how many the service refused.
+ */
+async function idleCrowd(port: number, from: string, count: number) {
+  const served: KeepAlive[] = [];
+  let refused = 0;
+  for (let opened = 0; opened < count; opened += 100) {
+    const batch = Array.from({ length: Math.min(100, count - opened) }, () =>
+      keepAlive(port, from),
+    );
+    const statuses = await Promise.all(batch.map((c) => c.health()));
+    batch.forEach((c, i) => {
+      if (statuses[i] === 200) served.push(c);
+      else {
+        refused += 1;
+        c.socket.destroy();
+      }
+    });
+  }
+  return { served, refused };
+}
+
+/** A new connection from `from` every 250 ms until one is served: the ms it took, or undefined. */
+async function servedWithin(port: number, from: string, withinMs: number) {
+  const start = Date.now();
+  while (Date.now() - start < withinMs) {
+    const client = keepAlive(port, from);
+    const status = await client.health();
+    client.socket.destroy();
+    if (status === 200) return Date.now() - start;
+    await sleep(250);
+  }
+  return undefined;
+}
+
+test("810 connections from nine clients, each asking once and then idle, fill MAX_CONNECTIONS on the defaults: a new client is served within 15 s, the idle ones are closed", async (t) => {
+  const app = await buildTestApp();
+  const port = Number(new URL(await listenLocally(app)).port);
+  const crowd: KeepAlive[] = [];
+  try {
+    let refused = 0;
+    for (let client = 2; client <= 10; client++) {
+      const opened = await idleCrowd(port, `127.0.0.${client}`, 90);
+      crowd.push(...opened.served);
+      refused += opened.refused;
+    }
+    assert.ok(
+      refused > 0,
+      `${crowd.length} held, none refused: MAX_CONNECTIONS (800) was not full`,
+    );
+    const waited = await servedWithin(port, "127.0.0.1", 15_000);
+    assert.ok(waited !== undefined, "a new client is served within 15 s");
+    t.diagnostic(`${crowd.length} idle connections held; a new client served after ${waited} ms`);
+    const closedBy = Date.now() + 10_000;
+    while (crowd.some((c) => !c.closed()) && Date.now() < closedBy) await sleep(100);
+    assert.equal(crowd.filter((c) => !c.closed()).length, 0, "the service closed every idle one");
+  } finally {
+    for (const c of crowd) c.socket.destroy();
+    await app.close();
+  }
+});
+
+test("MAX_CONNECTIONS_PER_CLIENT (100): one client's 810 idle connections hold 100 places; another client is served at once, the same one again once its idle connections are closed", async () => {
+  const app = await buildTestApp();
+  const port = Number(new URL(await listenLocally(app)).port);
+  const other = keepAlive(port, "127.0.0.1");
+  let held: KeepAlive[] = [];
+  try {
+    const crowd = await idleCrowd(port, "127.0.0.2", 810);
+    held = crowd.served;
+    assert.deepEqual([held.length, crowd.refused], [100, 710]);
+    assert.equal(await other.health(), 200, "another client is served at once");
+    // Those held are served on; the client's next one is refused meanwhile.
+    assert.deepEqual(await Promise.all(held.map((c) => c.health())), Array(100).fill(200));
+    const extra = keepAlive(port, "127.0.0.2");
+    assert.equal(await extra.health(), 0, "its 101st connection is refused");
+    assert.ok(
+      (await servedWithin(port, "127.0.0.2", 15_000)) !== undefined,
+      "served again within 15 s",
+    );
+  } finally {
+    other.socket.destroy();
+    for (const c of held) c.socket.destroy();
+    await app.close();
+  }
+});
+
+test("TRUST_PROXY: a trusted proxy's connections are not counted as one client's; a direct client's are", async () => {
+  const app = await buildTestApp({
+    env: { TRUST_PROXY: "127.0.0.2", MAX_CONNECTIONS_PER_CLIENT: "10" },
+  });
+  const port = Number(new URL(await listenLocally(app)).port);
+  const proxy = Array.from({ length: 30 }, () => keepAlive(port, "127.0.0.2"));
+  const direct = Array.from({ length: 11 }, () => keepAlive(port, "127.0.0.3"));
+  try {
+    assert.deepEqual(await Promise.all(proxy.map((c) => c.health())), Array(30).fill(200));
+    const statuses = await Promise.all(direct.map((c) => c.health()));
+    assert.deepEqual(statuses.sort(), [0, ...Array(10).fill(200)]);
+  } finally {
+    for (const c of [...proxy, ...direct]) c.socket.destroy();
+    await app.close();
+  }
+});
+
+test("KEEP_ALIVE_TIMEOUT_SECONDS: an idle connection is told the timeout and closed after it; a request still arriving is not cut", async () => {
+  const app = await buildTestApp({ env: { KEEP_ALIVE_TIMEOUT_SECONDS: "1" } });
+  const port = Number(new URL(await listenLocally(app)).port);
+  const idle = keepAlive(port);
+  const slow = keepAlive(port);
+  try {
+    assert.equal(await idle.health(), 200);
+    assert.match(idle.received(), /^keep-alive: timeout=1\r$/im);
+    const answered = Date.now();
+    // On the other connection, a second request whose body takes 3 s to arrive.
+    assert.equal(await slow.health(), 200);
+    const body = JSON.stringify({ username: "nobody", password: "wrong" });
+    const before = slow.received().length;
+    const answer = () => slow.received().slice(before);
+    slow.socket.write(
+      `POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    for (const char of body.slice(0, 10)) {
+      slow.socket.write(char);
+      await sleep(400);
+    }
+    slow.socket.write(body.slice(10));
+    const deadline = Date.now() + 5000;
+    while (!/^HTTP\/1\.1 \d{3}/.test(answer()) && Date.now() < deadline) await sleep(20);
+    assert.match(answer(), /^HTTP\/1\.1 401 /, "the slow request is answered");
+    assert.ok(idle.closed(), "the idle one was closed meanwhile");
+    assert.ok(Date.now() - answered >= 1000);
+  } finally {
+    idle.socket.destroy();
+    slow.socket.destroy();
+    await app.close();
+  }
+});
+
+test("WORKERS=2: each worker counts its own connections, so one client holds at most MAX_CONNECTIONS_PER_CLIENT in each", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "books-connections-"));
+  const service = await startService(
+    {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DB_URL: `sqlite:${join(dir, "books.db")}`,
+      WORKERS: "2",
+      MAX_CONNECTIONS_PER_CLIENT: "5",
+    },
+    { direct: true },
+  );
+  const port = Number(new URL(service.url).port);
+  const held: KeepAlive[] = [];
+  try {
+    const listening = Date.now() + 20_000;
+    while (listeners(service).length < 2 && Date.now() < listening) await sleep(50);
+    // One at a time: the primary hands each new connection to the next worker in turn.
+    for (let i = 0; i < 20; i++) {
+      const client = keepAlive(port, "127.0.0.2");
+      if ((await client.health()) === 200) held.push(client);
+      else client.socket.destroy();
+    }
+    const byWorker = new Map<string, number>();
+    for (const c of held) {
+      const worker = /^x-request-id: (w\d+)-/im.exec(c.received())?.[1] ?? "?";
+      byWorker.set(worker, (byWorker.get(worker) ?? 0) + 1);
+    }
+    assert.deepEqual([...byWorker.values()], [5, 5], JSON.stringify([...byWorker]));
+    const other = keepAlive(port, "127.0.0.3");
+    assert.equal(await other.health(), 200, "another client is served");
+    other.socket.destroy();
+  } finally {
+    for (const c of held) c.socket.destroy();
+    assert.equal(await service.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("one client is one IPv4 address, or one IPv6 /64 (a host may pick any address in its own)", () => {
+  assert.equal(clientOf("203.0.113.9"), "203.0.113.9");
+  assert.equal(clientOf("::ffff:203.0.113.9"), "203.0.113.9");
+  for (const address of [
+    "2001:db8:0:7::1",
+    "2001:0db8:0000:0007:ffff:1:2:3",
+    "2001:db8:0:7::%eth0",
+  ]) {
+    assert.equal(clientOf(address), "2001:db8:0:7::/64", address);
+  }
+  assert.notEqual(clientOf("2001:db8:0:8::1"), clientOf("2001:db8:0:7::1"));
+  assert.equal(clientOf("::1"), "0:0:0:0::/64");
+  assert.equal(clientOf("64:ff9b::192.0.2.1"), "64:ff9b:0:0::/64");
+});
+
+test("KEEP_ALIVE_TIMEOUT_SECONDS is 5 and MAX_CONNECTIONS_PER_CLIENT 100 unless set; a bad value is a configuration error", () => {
+  assert.equal(testConfig().keepAliveTimeoutMs, 5000);
+  assert.equal(testConfig().maxConnectionsPerClient, 100);
+  const set = testConfig({ KEEP_ALIVE_TIMEOUT_SECONDS: "30", MAX_CONNECTIONS_PER_CLIENT: "400" });
+  assert.deepEqual([set.keepAliveTimeoutMs, set.maxConnectionsPerClient], [30_000, 400]);
+  assert.throws(
+    () => testConfig({ KEEP_ALIVE_TIMEOUT_SECONDS: "0" }),
+    /^ConfigError: invalid configuration: KEEP_ALIVE_TIMEOUT_SECONDS must be a whole number from 1 to 3600$/,
+  );
+  assert.throws(
+    () => testConfig({ MAX_CONNECTIONS_PER_CLIENT: "ten" }),
+    /^ConfigError: invalid configuration: MAX_CONNECTIONS_PER_CLIENT must be a whole number from 1 to 1000000$/,
+  );
+});
+
 test("ulimit -n 1024 and 1,100 slow clients on the defaults: no descriptor runs out, an open connection is served on, new clients are served once the slow ones are cut off", {
   skip: linuxProc,
 }, async () => {
@@ -188,9 +412,10 @@ test("ulimit -n 1024 and 1,100 slow clients on the defaults: no descriptor runs 
   const open = keepAlive(port);
   try {
     assert.equal(await open.health(), 200);
+    // From eleven addresses, 100 each: the bound they reach is MAX_CONNECTIONS.
     for (let i = 0; i < 11; i++) {
       const batch = Array.from({ length: 100 }, () => {
-        const socket = connect(port, "127.0.0.1", () =>
+        const socket = connect({ port, host: "127.0.0.1", localAddress: `127.0.0.${2 + i}` }, () =>
           socket.write("GET /health HTTP/1.1\r\nHost: x\r\n"),
         );
         // Past MAX_CONNECTIONS the server closes the connection at once.

@@ -195,6 +195,13 @@ describe("npm start fails fast, with one clear line and a non-zero exit", () => 
     assert.ok(!short.output.includes("too-short-secret"));
   });
 
+  test("TRUST_PROXY=0.0.0.0/0: the one-line error, no stack trace", async () => {
+    const run = await startFailing({ DB_URL: "sqlite::memory:", TRUST_PROXY: "0.0.0.0/0" });
+    assert.notEqual(run.code, 0);
+    assert.match(failureLine(run.output), /TRUST_PROXY has "0\.0\.0\.0\/0"/);
+    assert.doesNotMatch(run.output, /TypeError|\n\s+at /);
+  });
+
   test("NODE_ENV=production without credentials or DB_URL names every missing variable", async () => {
     const run = await startFailing({
       NODE_ENV: "production",
