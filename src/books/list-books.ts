@@ -1,16 +1,17 @@
 // GET /books: one page with a Link to the next, or every book, sent whole when it is short
 // and streamed page by page when it is long, so memory never grows with the catalogue.
 import { Readable } from "node:stream";
-import { setImmediate as turn } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
 import type { BookPage, BookStore } from "../store/store.js";
 import {
   type ListingQuery,
   type ListParameters,
+  listParametersSchema,
   matchFilters,
   readListingQuery,
 } from "./listing.js";
+import { createPageTurns, type PageTurns } from "./page-turns.js";
 
 /** Books fetched from the store per round trip while GET /books streams. */
 export const LIST_PAGE_SIZE = 500;
@@ -26,23 +27,29 @@ type ListRequest = FastifyRequest<{ Querystring: ListParameters }>;
 /** The GET /books handler over `store`. */
 export function listBooks(store: BookStore) {
   const wholeListing = lastListingKept();
+  // Every listing of this app reads its pages in turn, within a slice of each turn of the loop.
+  const turns = createPageTurns();
   return async (request: ListRequest, reply: FastifyReply) => {
     const parameters = request.query;
     const listing = readListingQuery(parameters);
     if (listing === undefined) return respond(reply, 400, Messages.invalidInput);
     reply.type("application/json; charset=utf-8");
+    // A search's reads until the answer begins (count, pages, the look for a next page) share
+    // one time limit: the store's, from now.
+    const timed: ListingQuery = { ...listing, searchStarted: Date.now() };
     const prefer = request.headers.prefer;
     if (typeof prefer === "string" && COUNT_PREFERENCE.test(prefer)) {
-      reply.header("x-total-count", String(await store.count(matchFilters(parameters))));
+      const filters = { ...matchFilters(parameters), searchStarted: timed.searchStarted };
+      reply.header("x-total-count", String(await store.count(filters)));
       reply.header("preference-applied", "count=exact");
     }
     if (parameters.limit !== undefined) {
-      return sendOnePage(store, reply, parameters, listing, parameters.limit);
+      return sendOnePage(store, turns, reply, parameters, timed, parameters.limit);
     }
     // Pages are gathered up to a budget before answering: a listing that fits goes out as one
     // body (and a store that is down still gets a 503); a longer one streams the rest.
     // (next() by hand: leaving a for-await loop would close the pages the tail still needs.)
-    const pages = pagesOf(store, listing);
+    const pages = pagesOf(store, turns, timed);
     const head: BookPage[] = [];
     let bytes = 0;
     for (let next = await pages.next(); !next.done; next = await pages.next()) {
@@ -54,6 +61,13 @@ export function listBooks(store: BookStore) {
             { reqId: request.id, err: error },
             "listing cut off: the store failed while it streamed",
           );
+        // HEAD sends no body: the headers are those of a streamed answer, the rest is not read.
+        if (request.method === "HEAD") {
+          await pages.return(undefined);
+          return reply.send(Readable.from([]));
+        }
+        // The answer has begun (200): the pages after it each have the limit to themselves.
+        delete timed.searchStarted;
         return reply.send(Readable.from(listingTail(head, pages, cutOff)));
       }
     }
@@ -64,21 +78,25 @@ export function listBooks(store: BookStore) {
 /** One page of `limit` books, with a Link header to the next while more remain. */
 async function sendOnePage(
   store: BookStore,
+  turns: PageTurns,
   reply: FastifyReply,
   parameters: ListParameters,
   listing: ListingQuery,
   limit: number,
 ) {
+  for (let wait = turns.wait(); wait !== undefined; wait = turns.wait()) await wait;
   const page = await store.list({ ...listing, limit });
   if (page.partial || page.count === limit) {
     const cursor = pageCursor(page);
     // A partial page says itself that more may follow.
     const next = page.partial ? page : await store.list({ ...listing, ...cursor, limit: 1 });
     if (next.partial || next.count > 0) {
+      // The listing's own parameters only: anything else the caller sent (a token put in the
+      // URL by mistake, say) is not echoed back.
       const link = new URLSearchParams(
-        Object.entries({ ...parameters, after: page.lastId }).map(
-          ([name, value]): [string, string] => [name, String(value)],
-        ),
+        Object.entries({ ...parameters, after: page.lastId })
+          .filter(([name]) => Object.hasOwn(listParametersSchema.properties, name))
+          .map(([name, value]): [string, string] => [name, String(value)]),
       );
       if (cursor.afterKey !== undefined) link.set("after_key", String(cursor.afterKey));
       reply.header("link", `</books?${link}>; rel="next"`);
@@ -118,14 +136,23 @@ const pageCursor = (page: BookPage) =>
 /** Whether a page of LIST_PAGE_SIZE books may have more after it. */
 const hasMore = (page: BookPage) => page.partial === true || page.count === LIST_PAGE_SIZE;
 
-/** The pages a listing selects, in order, read one at a time as they are taken. */
-async function* pagesOf(store: BookStore, listing: ListingQuery): AsyncGenerator<BookPage> {
+/**
+ * The pages a listing selects, in order, read one at a time as they are taken, each in its
+ * turn (page-turns.ts). The loop may turn between two pages, so each is read as the catalogue
+ * then is, from the cursor on: a listing is not a snapshot (docs/api.md), as the pages of a
+ * client that reads slowly never were.
+ */
+async function* pagesOf(
+  store: BookStore,
+  turns: PageTurns,
+  listing: ListingQuery,
+): AsyncGenerator<BookPage> {
   for (let query = listing; ; ) {
+    // Asked and read in one synchronous step, so the next listing asking sees the time taken.
+    for (let wait = turns.wait(); wait !== undefined; wait = turns.wait()) await wait;
     const page = await store.list({ ...query, limit: LIST_PAGE_SIZE });
     yield page;
     if (!hasMore(page)) return;
-    // A partial page used up a search's bound of work: let other requests run before the next.
-    if (page.partial) await turn();
     query = { ...listing, ...pageCursor(page) };
   }
 }

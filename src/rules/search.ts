@@ -67,14 +67,29 @@ const ALL_UNSPACED = new RegExp(`^[${UNSPACED}]+$`, "u");
 export const INSIDE_MAX = 16;
 
 /**
- * The words the search index keeps for a text: its words, and for each run of characters of
- * a script written without spaces, every suffix of the run (cut to INSIDE_MAX). A word wholly
- * of such a script is kept only as its suffixes: the first is its start.
+ * Words are compared by their first this many characters, in the index and in `q` alike: a
+ * title of 500 characters can fold to a word of thousands (ligatures and squared words
+ * decompose to several letters each), past what PostgreSQL keeps as one word (2047 bytes;
+ * 500 characters are at most 2000).
+ */
+export const WORD_MAX = 500;
+
+/** The word cut to WORD_MAX characters (never inside a character of two UTF-16 units). */
+function cut(word: string): string {
+  if (word.length <= WORD_MAX) return word;
+  return [...word].slice(0, WORD_MAX).join("");
+}
+
+/**
+ * The words the search index keeps for a text: its words (cut to WORD_MAX), and for each run
+ * of characters of a script written without spaces, every suffix of the run (cut to
+ * INSIDE_MAX). A word wholly of such a script is kept only as its suffixes: the first is its
+ * start.
  */
 export function indexWords(text: string): string[] {
   const kept = new Set<string>();
   for (const word of searchWords(text)) {
-    if (!ALL_UNSPACED.test(word)) kept.add(word);
+    if (!ALL_UNSPACED.test(word)) kept.add(cut(word));
     for (const [run] of word.matchAll(UNSPACED_RUN)) {
       const characters = [...run];
       for (let i = 0; i < characters.length; i++) {
@@ -95,14 +110,18 @@ export interface SearchTerm {
 }
 
 /**
- * The terms of `q`; none when it holds no letter or digit. A word wholly of a script written
+ * The terms of `q`; none when it holds no letter or digit. A word is cut to WORD_MAX
+ * characters, as the index cuts it, so a longer one finds the words that start as it does up
+ * to there (a prefix, as it was). A word wholly of a script written
  * without spaces is a prefix of some suffix (that is, found anywhere inside): as one term, or
  * when longer than INSIDE_MAX as pieces of that length, the last one ending with the word.
  */
 export function searchTerms(q: string): SearchTerm[] {
   const terms = searchWords(q).flatMap((word): SearchTerm[] => {
     const characters = [...word];
-    if (!ALL_UNSPACED.test(word)) return [{ word, prefix: characters.length >= MIN_PREFIX }];
+    if (!ALL_UNSPACED.test(word)) {
+      return [{ word: cut(word), prefix: characters.length >= MIN_PREFIX }];
+    }
     const starts = [];
     for (let i = 0; i + INSIDE_MAX < characters.length; i += INSIDE_MAX) starts.push(i);
     starts.push(Math.max(0, characters.length - INSIDE_MAX));

@@ -40,10 +40,35 @@ export interface BookQuery {
   /** The author, exactly. */
   author?: string;
   year?: number;
+  /**
+   * When the request's search began (Date.now()): all its reads (pages, the look for a next
+   * one, the count) share the store's one time limit from then, and one that would end past
+   * it is refused (SearchTooBroadError). Absent, a read has the limit to itself.
+   */
+  searchStarted?: number;
 }
 
-/** The filters of a query: which books match, whatever the page and the order. */
-export type BookFilters = Pick<BookQuery, "search" | "author" | "year">;
+/**
+ * The filters of a query: which books match, whatever the page and the order (and when its
+ * search began).
+ */
+export type BookFilters = Pick<BookQuery, "search" | "author" | "year" | "searchStarted">;
+
+/** What a page kept for a query is kept under: the query, whenever its search began. */
+export function pageKey(query: BookQuery): string {
+  const { searchStarted: _, ...selected } = query;
+  return JSON.stringify(selected);
+}
+
+/**
+ * The ms left to a search begun at `started` with `limitMs` in all (the whole limit when
+ * unknown); SearchTooBroadError when none are.
+ */
+export function searchTimeLeft(started: number | undefined, limitMs: number): number {
+  const left = started === undefined ? limitMs : started + limitMs - Date.now();
+  if (left <= 0) throw new SearchTooBroadError();
+  return left;
+}
 
 /** What the routes need from storage. Absence is `undefined`/`false`, never an exception. */
 export interface BookStore {
@@ -77,7 +102,19 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** A search would cost more than a request may (PostgreSQL's statement timeout for searches). */
+/**
+ * The store has no space for the write (a full disk): nothing of it was written, reads go on,
+ * and writes succeed again once there is space (HTTP 503 with Retry-After).
+ */
+export class StoreFullError extends StoreUnavailableError {
+  constructor(options?: { cause?: unknown }) {
+    super(options);
+    this.message = "the book store has no space for writes";
+    this.name = "StoreFullError";
+  }
+}
+
+/** A search would cost more than a request may: its time limit has passed. */
 export class SearchTooBroadError extends Error {
   constructor(options?: { cause?: unknown }) {
     super("the search would take too long", options);

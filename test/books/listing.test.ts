@@ -110,6 +110,13 @@ for (const kind of await storesUnderTest()) {
       );
     });
 
+    test("the Link carries the listing's own parameters, never others the caller sent", async () => {
+      const answer = await list("?limit=2&token=SECRETVALUE&debug=1&year=1800");
+      assert.equal(answer.status, 200);
+      const link = String(answer.headers.link);
+      assert.match(link, /^<\/books\?limit=2&year=1800&after=\d+>; rel="next"$/);
+    });
+
     test("q: words in any order, each the start of a word, case and accents aside, in every script", async () => {
       const shelf = [
         { title: "Les Misérables", author: "Victor Hugo", year: 1862 },

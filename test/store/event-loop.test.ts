@@ -138,7 +138,7 @@ describe("the event loop never waits for SQLite", () => {
     }
 
     test("a count that takes longer than its bound is refused as too broad", async () => {
-      const bounded = openSqliteStore(join(dir, "large.db"), { ...SEARCH_BOUNDS, countMs: 1 });
+      const bounded = openSqliteStore(join(dir, "large.db"), { ...SEARCH_BOUNDS, limitMs: 1 });
       const boundedApp = await buildTestApp({ store: bounded });
       const answer = await call(boundedApp, "GET", "/books?q=ca&limit=1", {
         token: await tokenFor(boundedApp),

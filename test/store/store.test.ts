@@ -351,7 +351,9 @@ describe("opening a store", () => {
     const book = await store.create(DUNE);
     const yearOf = async (id: number) => (await store.get(id))?.year;
     assert.equal(await yearOf(book.id), DUNE.year);
-    const other = new DatabaseSync(path);
+    // Another writer waits for the store's threads as they start (or checkpoint); were this
+    // turn's snapshot to hold it up, nothing could end the wait, and it would fail.
+    const other = new DatabaseSync(path, { timeout: 5_000 });
     // The snapshot of this turn's reads never holds up another writer.
     other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(book.id);
     assert.equal(await yearOf(book.id), DUNE.year);

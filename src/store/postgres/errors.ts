@@ -1,7 +1,8 @@
 import pg from "pg";
-import { SearchTooBroadError, StoreUnavailableError } from "../store.js";
+import { SearchTooBroadError, StoreFullError, StoreUnavailableError } from "../store.js";
 
 const QUERY_CANCELED = "57014";
+const DISK_FULL = "53100";
 
 /**
  * PostgreSQL (or a pooler in front of it) is away, not broken: SQLSTATE class 08 (connection
@@ -16,8 +17,26 @@ export function isUnavailable(error: unknown): boolean {
 }
 
 /**
+ * A statement PostgreSQL refused, as far as a log may tell it: the SQLSTATE and the server
+ * routine that raised it. Its message, detail and context are left out: they may quote the
+ * statement's values (`word is too long in tsquery: "…"` quotes the search), and neither a
+ * search nor a book's text belongs in a log.
+ */
+export class PostgresRefusedError extends Error {
+  readonly code: string;
+  readonly routine: string;
+  constructor(error: pg.DatabaseError) {
+    const [code, routine] = [error.code ?? "unknown", error.routine ?? "unknown"];
+    super(`PostgreSQL refused the statement: SQLSTATE ${code} (${routine})`);
+    this.name = "PostgresRefusedError";
+    [this.code, this.routine] = [code, routine];
+  }
+}
+
+/**
  * Runs a store call: a cancelled statement (a search past its time limit) becomes
- * SearchTooBroadError, a store that is away StoreUnavailableError; any other error is left.
+ * SearchTooBroadError, a full disk StoreFullError, a store that is away
+ * StoreUnavailableError, any other refusal PostgresRefusedError; any other error is left.
  */
 export async function withStoreErrors<T>(operation: () => Promise<T>): Promise<T> {
   try {
@@ -27,6 +46,10 @@ export async function withStoreErrors<T>(operation: () => Promise<T>): Promise<T
       throw new SearchTooBroadError({ cause: error });
     }
     if (error instanceof StoreUnavailableError) throw error;
-    throw isUnavailable(error) ? new StoreUnavailableError({ cause: error }) : error;
+    if (error instanceof pg.DatabaseError && error.code === DISK_FULL) {
+      throw new StoreFullError({ cause: error });
+    }
+    if (isUnavailable(error)) throw new StoreUnavailableError({ cause: error });
+    throw error instanceof pg.DatabaseError ? new PostgresRefusedError(error) : error;
   }
 }

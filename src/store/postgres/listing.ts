@@ -1,8 +1,14 @@
 // Listing pages, searches and counts on PostgreSQL: one statement per page, searches bounded
-// in the books they test and under a time limit.
+// in the books they test and under one time limit for all the reads of a request.
 import sql, { empty, raw, type Sql } from "sql-template-tag";
 import { sortKey } from "../../rules/search.js";
-import type { BookFilters, BookPage, BookQuery, SortField } from "../store.js";
+import {
+  type BookFilters,
+  type BookPage,
+  type BookQuery,
+  type SortField,
+  searchTimeLeft,
+} from "../store.js";
 import type { Db, Queryable } from "./pool.js";
 import { tsquery } from "./search-index.js";
 
@@ -35,18 +41,13 @@ export function createListing(
   searchTimeoutMs: number,
   bounds: SearchBounds = SEARCH_BOUNDS,
 ): Listing {
-  /** Runs `read` in a transaction whose statements stop at the searches' time limit. */
-  const limited = <T>(read: (tx: Queryable) => Promise<T>) =>
-    db.transaction(async (tx) => {
-      await tx.query(sql`SELECT set_config('statement_timeout', ${String(searchTimeoutMs)}, true)`);
-      return read(tx);
-    });
-
+  const limited = <T>(started: number | undefined, read: (tx: Queryable) => Promise<T>) =>
+    searchWithin(db, started ?? Date.now(), searchTimeoutMs, read);
   return {
     list: (query) =>
       query.search === undefined || query.search.length === 0
         ? readPage(db, query, bounds)
-        : limited((tx) => readPage(tx, query, bounds)),
+        : limited(query.searchStarted, (tx) => readPage(tx, query, bounds)),
     count(filters) {
       const conditions = filterConditions(filters);
       const count = async (tx: Queryable) => {
@@ -59,9 +60,38 @@ export function createListing(
       if (filters.search === undefined || filters.search.length === 0) return count(db);
       // Every match is read to count it: under the searches' time limit.
       conditions.push(sql`(title_words || author_words) @@ ${tsquery(filters.search)}::tsquery`);
-      return limited(count);
+      return limited(filters.searchStarted, count);
     },
   };
+}
+
+/**
+ * Runs `read` in a transaction whose statements end, together, within `limitMs` of
+ * `started` (searchTimeLeft): each is given
+ * what is left (its statement_timeout), and none starts once nothing is left. The planner is
+ * kept off scans of the whole table, and named statements off generic plans: it took a scan
+ * for a rare word's matches, more so on a table never analysed, where the word index answers
+ * in a few milliseconds (docs/postgresql.md, "Search plans"). The settings end with the
+ * transaction, so they hold through a transaction pooler too.
+ */
+async function searchWithin<T>(
+  db: Db,
+  started: number,
+  limitMs: number,
+  read: (tx: Queryable) => Promise<T>,
+): Promise<T> {
+  const timeLeft = () => Math.ceil(searchTimeLeft(started, limitMs));
+  timeLeft();
+  return db.transaction((tx) =>
+    read({
+      async query(statement) {
+        await tx.query(sql`SELECT set_config('statement_timeout', ${String(timeLeft())}, true),
+          set_config('enable_seqscan', 'off', true),
+          set_config('plan_cache_mode', 'force_custom_plan', true)`);
+        return tx.query(statement);
+      },
+    }),
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { createReadCaches } from "../read-caches.js";
-import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
+import { type BookStore, pageKey, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { batched } from "./batching.js";
 import {
   deleteBooks,
@@ -26,7 +26,10 @@ export interface PostgresOptions {
   preparedStatements: boolean;
   /** The store's address without its password, for messages. */
   description: string;
-  /** How long a search may hold a connection of the pool; past it, the search is refused. */
+  /**
+   * How long the reads of one request's search may take in all (BookQuery.searchStarted);
+   * past it, the search is refused.
+   */
   searchTimeoutMs?: number;
   /** How many books a search reads at most (listing.ts); tests make them small. */
   searchBounds?: SearchBounds;
@@ -101,7 +104,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         // The version is read before the page, so a page kept under a version holds every
         // commit it counts; a later commit changes the version, and the pages kept are forgotten.
         const version = await freshVersion();
-        const key = JSON.stringify(query);
+        const key = pageKey(query);
         const kept = version === caches.version ? caches.pages.get(key) : undefined;
         if (kept !== undefined) return kept;
         const page = await listing.list(query);

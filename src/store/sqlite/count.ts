@@ -3,7 +3,7 @@
 // books), or on this thread for a database in memory.
 import type { DatabaseSync } from "node:sqlite";
 import { withDeadline } from "../deadline.js";
-import { type BookFilters, SearchTooBroadError } from "../store.js";
+import { type BookFilters, SearchTooBroadError, searchTimeLeft } from "../store.js";
 import { withStoreErrors } from "./errors.js";
 import { preparedByShape } from "./listing.js";
 import { failure, type Outcome, settle } from "./outcome.js";
@@ -51,24 +51,32 @@ export function answerCounts(count: (filters: BookFilters) => number, requests: 
 
 /**
  * The counter for the file at `path`: counts are read in a thread of their own, so the event
- * loop never waits for one; an answer not back within `limitMs` is refused as too broad, and
- * the thread skips the counts whose time has passed.
+ * loop never waits for one; an answer not back within what is left of the search's
+ * `limitMs` is refused as too broad, and the thread skips the counts whose time has passed.
  */
 export function threadCounter(path: string, limitMs: number): Counter {
   const channel = openThreadChannel<CountRequest>("count-thread", path);
   return {
-    count: (filters) =>
-      withDeadline(
-        channel.send({ filters, deadline: Date.now() + limitMs }),
-        limitMs,
-        () => new SearchTooBroadError(),
-      ).then((outcome) => settle(outcome) as number),
+    async count(filters) {
+      const left = searchTimeLeft(filters.searchStarted, limitMs);
+      const request = { filters, deadline: Date.now() + left };
+      const tooBroad = () => new SearchTooBroadError();
+      const outcome = await withDeadline(channel.send(request), left, tooBroad);
+      return settle(outcome) as number;
+    },
     close: channel.close,
   };
 }
 
 /** The counter for a database in memory, on this thread. */
-export function localCounter(db: DatabaseSync): Counter {
+export function localCounter(db: DatabaseSync, limitMs: number): Counter {
   const count = countStatements(db);
-  return { count: (filters) => withStoreErrors(() => count(filters)), close: async () => {} };
+  return {
+    count: (filters) =>
+      withStoreErrors(() => {
+        searchTimeLeft(filters.searchStarted, limitMs);
+        return count(filters);
+      }),
+    close: async () => {},
+  };
 }

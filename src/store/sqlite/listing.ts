@@ -4,7 +4,7 @@ import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from 
 import type { Book } from "../../rules/book.js";
 import { matchesTerms, type SearchTerm } from "../../rules/search.js";
 import type { ReadCaches } from "../read-caches.js";
-import type { BookPage, BookQuery } from "../store.js";
+import { type BookPage, type BookQuery, pageKey, searchTimeLeft } from "../store.js";
 import { matchExpression } from "./search-index.js";
 import { cursorKey, type ListKind, listKind, listParameters, listSql, scanSql } from "./sql.js";
 
@@ -23,15 +23,16 @@ export interface SearchBounds {
    */
   window: number;
   /**
-   * An exact count (read in the counter's thread, see count.ts) not back within this many
-   * milliseconds is refused as too broad, as a search past PostgreSQL's time limit is.
+   * The time limit of one request's search, its pages and its exact count (read in the
+   * counter's thread, see count.ts) together, in milliseconds (BookQuery.searchStarted): a
+   * read that would begin or end past it is refused as too broad, as on PostgreSQL.
    */
-  countMs: number;
+  limitMs: number;
 }
 
 // Chosen so that neither read holds the event loop for long at a million books: see
 // docs/performance.md.
-export const SEARCH_BOUNDS: SearchBounds = { fewMatches: 5_000, window: 2_000, countMs: 2_000 };
+export const SEARCH_BOUNDS: SearchBounds = { fewMatches: 5_000, window: 2_000, limitMs: 2_000 };
 
 export interface Listing {
   list(query: BookQuery): BookPage;
@@ -70,9 +71,11 @@ export function createListing(
     list(query) {
       const version = dataVersion();
       if (version !== caches.version) caches.moveTo(version);
-      const key = JSON.stringify(query);
+      const key = pageKey(query);
       let page = caches.pages.get(key);
       if (page === undefined) {
+        // A page reads a bounded window in a few milliseconds: checked before it begins.
+        if (query.search?.length) searchTimeLeft(query.searchStarted, bounds.limitMs);
         page = readPage(query);
         caches.pages.set(key, page);
       }

@@ -1,15 +1,21 @@
 // What a store call run in another thread came to, as it crosses back: errors do not cross
 // threads whole, so they cross as the kind the routes answer by.
-import { BookChangedError, SearchTooBroadError, StoreUnavailableError } from "../store.js";
+import {
+  BookChangedError,
+  SearchTooBroadError,
+  StoreFullError,
+  StoreUnavailableError,
+} from "../store.js";
 import { translate } from "./errors.js";
 
 export type Outcome =
   | { value: unknown }
-  | { failed: "changed" | "unavailable" | "too broad" | "error"; message?: string };
+  | { failed: "changed" | "unavailable" | "full" | "too broad" | "error"; message?: string };
 
 /** The outcome of an error thrown by a store call. */
 export function failure(error: unknown): Outcome {
   const translated = translate(error);
+  if (translated instanceof StoreFullError) return { failed: "full" };
   if (translated instanceof StoreUnavailableError) return { failed: "unavailable" };
   return { failed: "error", message: (translated as Error).message };
 }
@@ -19,6 +25,7 @@ export function settle(outcome: Outcome): unknown {
   if ("value" in outcome) return outcome.value;
   if (outcome.failed === "changed") throw new BookChangedError();
   if (outcome.failed === "unavailable") throw new StoreUnavailableError();
+  if (outcome.failed === "full") throw new StoreFullError();
   if (outcome.failed === "too broad") throw new SearchTooBroadError();
   throw new Error(outcome.message);
 }

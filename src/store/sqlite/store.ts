@@ -39,15 +39,15 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     sharedRead.end();
     caches.clear();
   };
+  const books = bookStatements(db);
   const inMemory = path === ":memory:";
   // A worker of WORKERS above 1 writes through the primary's writer (primary-writer.ts).
   const writer = inMemory
-    ? localWriter(db, onCommit)
+    ? localWriter(db, books, onCommit)
     : cluster.isWorker
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
-  const counter = inMemory ? localCounter(db) : threadCounter(path, bounds.countMs);
-  const books = bookStatements(db);
+  const counter = inMemory ? localCounter(db, bounds.limitMs) : threadCounter(path, bounds.limitMs);
   // Books read by id are checked once a turn, as the shared read begins (its first read: the
   // version of its snapshot).
   const checkVersion = () => {

@@ -2,9 +2,10 @@
 // commit, fsync or wait for another connection's lock holds the event loop; for a database in
 // memory (which one connection alone can see), this thread's own connection.
 import type { DatabaseSync } from "node:sqlite";
-import { bookStatements } from "./books.js";
+import type { BookStatements } from "./books.js";
 import { type BookWrite, commitGroup } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
+import { perTurn } from "./per-turn.js";
 import { openThreadChannel } from "./thread-channel.js";
 
 export interface Writer {
@@ -24,26 +25,22 @@ export function threadWriter(path: string, onCommit: () => void): Writer {
   return { write: (write) => channel.send(write).then(settle), close: channel.close };
 }
 
-/** The writer for a database in memory: writes that arrive in one turn commit after it. */
-export function localWriter(db: DatabaseSync, onCommit: () => void): Writer {
-  const books = bookStatements(db);
-  let writes: BookWrite[] = [];
-  let answers: ((outcome: Outcome) => void)[] = [];
-  const flush = () => {
-    const [group, waiting] = [writes, answers];
-    [writes, answers] = [[], []];
+/**
+ * The writer for a database in memory, on this thread's connection (with its statements,
+ * `books`): writes that arrive in one turn commit after it.
+ */
+export function localWriter(db: DatabaseSync, books: BookStatements, onCommit: () => void): Writer {
+  const group = perTurn((held: { write: BookWrite; answer: (outcome: Outcome) => void }[]) => {
     onCommit();
-    for (const [i, outcome] of commitGroup(db, books, group).entries()) waiting[i]?.(outcome);
-  };
+    const outcomes = commitGroup(
+      db,
+      books,
+      held.map((sent) => sent.write),
+    );
+    for (const [i, outcome] of outcomes.entries()) held[i]?.answer(outcome);
+  });
   return {
-    write: (write) =>
-      new Promise<Outcome>((resolve) => {
-        if (writes.length === 0) setImmediate(flush);
-        writes.push(write);
-        answers.push(resolve);
-      }).then(settle),
-    close: async () => {
-      if (writes.length > 0) flush();
-    },
+    write: (write) => new Promise<Outcome>((answer) => group.push({ write, answer })).then(settle),
+    close: async () => group.flush(),
   };
 }
