@@ -4,6 +4,7 @@ import type { Writable } from "node:stream";
 import type { FastifyServerOptions, RawRequestDefaultExpression } from "fastify";
 import { LogController } from "fastify";
 import pino from "pino";
+import { standardOutputLog } from "./log-destination.js";
 
 /** Request ids taken from callers: short, and nothing that could break a log line or header. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -19,12 +20,12 @@ const REDACTED_LOG_PATHS = [
 ];
 
 /**
- * Where log lines go: asynchronous writes, so lines that arrive while a write is in flight go
- * out together and a busy server makes one write per batch rather than per request. pino
- * flushes at exit.
+ * Where log lines go: standard output unless a stream is given (tests). Writes are
+ * asynchronous, so lines that arrive while a write is in flight go out together and a busy
+ * server makes one write per batch rather than per request (log-destination.ts).
  */
 export const logDestination = (stream?: Writable): Writable | pino.DestinationStream =>
-  stream ?? pino.destination({ dest: 1, sync: false });
+  stream ?? standardOutputLog();
 
 /** Whether lines at `info` are written: the access log's level. */
 export function logsInfo(level: string): boolean {

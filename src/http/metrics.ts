@@ -1,13 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { droppedLogLines } from "./log-destination.js";
 
 export interface Metrics {
   registry: Registry;
   /** Counts a finished request and its time, by method, route pattern and status. */
   observe(request: FastifyRequest, reply: FastifyReply): void;
-  /** Counts a store failure: `unavailable` (503) or `error` (500). */
-  storeError(kind: "unavailable" | "error"): void;
+  /** Counts a store failure: `unavailable` or `full` (503s), or `error` (500). */
+  storeError(kind: "unavailable" | "full" | "error"): void;
   /** Counts a login answered 503 because the failed-login counts could not be reached. */
   limiterError(): void;
 }
@@ -32,7 +33,7 @@ export function createMetrics(): Metrics {
   });
   const storeErrors = new Counter({
     name: "book_catalogue_store_errors_total",
-    help: "Store failures: unavailable (answered 503) or error (answered 500)",
+    help: "Store failures: unavailable or full (answered 503), or error (answered 500)",
     labelNames: ["kind"] as const,
     registers: [registry],
   });
@@ -40,6 +41,15 @@ export function createMetrics(): Metrics {
     name: "book_catalogue_login_limiter_errors_total",
     help: "Logins answered 503 because the failed-login counts (Redis, or the primary) could not be reached",
     registers: [registry],
+  });
+  new Counter({
+    name: "book_catalogue_log_lines_dropped_total",
+    help: "Log lines dropped because standard output could not take them (a full disk, a closed pipe)",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(droppedLogLines());
+    },
   });
   return {
     registry,

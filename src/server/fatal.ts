@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import { exitOnceLogged } from "./shutdown.js";
 
 /**
  * An exception no code caught, or a rejection no code handled, leaves the process in a state
@@ -8,8 +9,8 @@ import type { FastifyBaseLogger } from "fastify";
 export function exitOnUnexpected(log: Pick<FastifyBaseLogger, "fatal">): void {
   const exit = (what: string) => (error: unknown) => {
     log.fatal({ err: error }, `${what}: exiting, to be started again`);
-    // pino writes what is pending as the process exits.
-    process.exit(1);
+    // A moment for the line to be written, never more (log-destination.ts).
+    void exitOnceLogged(1);
   };
   process.on("uncaughtException", exit("uncaught exception"));
   process.on("unhandledRejection", exit("unhandled rejection"));

@@ -8,6 +8,7 @@ import pino from "pino";
 import type { Registry } from "prom-client";
 import { keepWorkersLoginCounts } from "../auth/open-login-limiter.js";
 import { type Config, describeDb } from "../config.js";
+import { standardOutputLog } from "../http/log-destination.js";
 import { openStore } from "../store/open.js";
 import { serveWorkersWrites } from "../store/sqlite/primary-writer.js";
 import { startBackups } from "./backups.js";
@@ -15,7 +16,7 @@ import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
 import { greet } from "./greeting.js";
 import { serveProcessMetrics } from "./metrics.js";
-import { onStopSignal, SHUTDOWN } from "./shutdown.js";
+import { exitOnceLogged, onStopSignal, SHUTDOWN } from "./shutdown.js";
 
 // More unexpected exits than this within the window is a crash loop: restarting cannot help.
 const CRASH_LOOP_EXITS = 5;
@@ -26,7 +27,10 @@ const DRAIN_MARGIN_MS = 5_000;
 type Log = pino.Logger;
 
 export async function runPrimary(config: Config): Promise<void> {
-  const log = pino({ level: config.logLevel, base: { pid: process.pid, role: "primary" } });
+  const log = pino(
+    { level: config.logLevel, base: { pid: process.pid, role: "primary" } },
+    standardOutputLog(),
+  );
   exitOnUnexpected(log);
   for (const warning of config.warnings) log.warn(warning);
   try {
@@ -130,8 +134,7 @@ function stopper(config: Config, log: Log, live: Set<Worker>, onStopped: () => v
       clearTimeout(killer);
       onStopped();
       log.info("stopped");
-      log.flush();
-      process.exit(exitCode);
+      void exitOnceLogged(exitCode);
     };
     if (live.size === 0) finish();
     else cluster.on("exit", () => live.size === 0 && finish());

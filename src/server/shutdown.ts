@@ -1,8 +1,18 @@
 import type { App } from "../http/app.js";
+import { standardOutputLog } from "../http/log-destination.js";
 import type { BookStore } from "../store/store.js";
 
 /** Sent to a worker: begin shutdown. Sent by a worker: it has begun, so all must. */
 export const SHUTDOWN = "book-catalogue:shutdown";
+
+/** How long the last log lines may take to be written before the process exits anyway. */
+const LOG_DRAIN_MS = 1000;
+
+/** Exits with `code` once the log lines written so far are out, or dropped, or at most in 1 s. */
+export async function exitOnceLogged(code: number): Promise<never> {
+  await standardOutputLog().drain(LOG_DRAIN_MS);
+  process.exit(code);
+}
 
 /** Calls `stop` once, on the first SIGTERM or SIGINT, with the signal's name. */
 export function onStopSignal(stop: (reason: string) => void): void {
@@ -40,5 +50,5 @@ export async function shutdown(
   clearTimeout(timer);
   await store.close();
   app.log.info("stopped");
-  process.exit(0);
+  await exitOnceLogged(0);
 }

@@ -159,3 +159,60 @@ export function killIfAlive(pid: number): void {
     if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
   }
 }
+
+export interface ServerWithOutput {
+  child: ChildProcess;
+  url: string;
+  /** Its /metrics, on METRICS_PORT. */
+  metrics: string;
+  exited: Promise<number | null>;
+  stderr: () => string;
+}
+
+/**
+ * The server itself (`node dist/server/main.js`) with `env` and standard output `stdout` (a
+ * descriptor of the test's choosing, or a pipe), on ports of its own; resolves once /health
+ * answers, since its output may never be read.
+ */
+export async function startWithOutput(
+  env: Record<string, string>,
+  stdout: number | "pipe",
+): Promise<ServerWithOutput> {
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, ["dist/server/main.js"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...env,
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+    },
+    stdio: ["ignore", stdout, "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    if ((await answered(`${url}/health`)) === 200) break;
+    if (tries === 300 || child.exitCode !== null) {
+      child.kill("SIGKILL");
+      throw new Error(`the server did not answer:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
+  return { child, url, metrics, exited, stderr: () => stderr };
+}
+
+/** The status of a request answered within a second, or undefined. */
+export async function answered(url: string, init: RequestInit = {}): Promise<number | undefined> {
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(1_000) });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return undefined;
+  }
+}
