@@ -5,9 +5,15 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { LimiterUnavailableError } from "../auth/login-limiter.js";
-import { BookChangedError, SearchTooBroadError, StoreUnavailableError } from "../store/store.js";
+import {
+  BookChangedError,
+  SearchTooBroadError,
+  StoreFullError,
+  StoreUnavailableError,
+} from "../store/store.js";
 import { Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
+import { watchStoreFull } from "./store-full.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -19,8 +25,11 @@ declare module "fastify" {
 /** Answers every error thrown by a route in the envelope, and 404/405 for the rest. */
 export function addErrorHandlers(app: FastifyInstance, metrics: Metrics | undefined): void {
   const allowedMethods = trackRouteMethods(app);
+  const refuseForSpace = watchStoreFull(app, metrics);
   app.setErrorHandler((error: FastifyError, request, reply) =>
-    handleError(error, request, reply, metrics),
+    error instanceof StoreFullError
+      ? refuseForSpace(request, reply)
+      : handleError(error, request, reply, metrics),
   );
   app.setNotFoundHandler((request, reply) => {
     const allowed = allowedMethods(request.url);

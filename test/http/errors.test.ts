@@ -272,6 +272,59 @@ for (const kind of await storesUnderTest()) {
   });
 }
 
+const postgres = (await storesUnderTest()).find((kind) => kind.name === "postgres");
+describe("PostgreSQL without disk space (53100 disk_full)", { skip: postgres?.skip }, () => {
+  test("writes answer 503 with Retry-After, reads go on, one line for the episode, back by itself", async () => {
+    const opened = await (postgres as NonNullable<typeof postgres>).open();
+    const logs = captureLogs();
+    const app = await buildTestApp({
+      store: opened.store,
+      logStream: logs.stream,
+      env: { LOG_LEVEL: "info" },
+    });
+    const token = await tokenFor(app);
+    const kept = await call<{ id: number }>(app, "POST", "/book", { token, body: DUNE });
+    const id = kept.body.data?.id;
+    // PostgreSQL's own answer when a table or its WAL cannot grow, for every write.
+    const db = await pgConnect(opened.dbUrl);
+    await db.sql`CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'
+        USING ERRCODE = 'disk_full'; END $$`;
+    await db.sql`CREATE TRIGGER disk_full BEFORE INSERT OR UPDATE OR DELETE ON books
+      FOR EACH ROW EXECUTE FUNCTION disk_full()`;
+    for (let round = 0; round < 3; round++) {
+      for (const [method, url] of [
+        ["POST", "/book"],
+        ["PUT", `/book/${id}`],
+        ["DELETE", `/book/${id}`],
+      ] as const) {
+        const answer = await call(app, method, url, { token, body: { ...DUNE, year: 2000 } });
+        assert.deepEqual(answer.body, envelope(503, Messages.serviceUnavailable), method);
+        assert.equal(answer.headers["retry-after"], "5", method);
+      }
+      assert.deepEqual(
+        (await call(app, "GET", `/book/${id}`, { token })).body.data,
+        kept.body.data,
+      );
+      assert.equal((await call(app, "GET", "/books", { token })).status, 200);
+      assert.equal((await call(app, "GET", "/ready")).status, 200);
+    }
+    await db.sql`DROP TRIGGER disk_full ON books`;
+    assert.equal((await call(app, "POST", "/book", { token, body: DUNE })).status, 201);
+    assert.equal((await call(app, "PUT", `/book/${id}`, { token, body: DUNE })).status, 200);
+    const lines = logs.text().split("\n");
+    assert.equal(lines.filter((line) => line.includes("store full")).length, 1, logs.text());
+    const end = lines.filter((line) => line.includes("store writes succeed again"));
+    assert.equal(end.length, 1, logs.text());
+    assert.equal(JSON.parse(end[0] as string).refused, 9);
+    assert.ok(!logs.text().includes("unexpected failure"), "no line per refused write");
+    await db.end();
+    await app.close();
+    await opened.store.close();
+    await opened.dispose();
+  });
+});
+
 describe("files missing under /docs", () => {
   let app: App;
   before(async () => {
