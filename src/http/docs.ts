@@ -54,6 +54,12 @@ function onlyOneDocumentUrl(
     respond(reply, 404, Messages.notFound);
     return;
   }
+  // Swagger UI redirects its index.html to the page only without a query string; with one,
+  // to itself, for ever.
+  if (request.routeOptions.url === "/docs/static/index.html") {
+    reply.redirect("/docs/");
+    return;
+  }
   done();
 }
 

@@ -24,6 +24,9 @@ export function addResponseHooks(app: FastifyInstance, options: ResponseHookOpti
     reply.header("x-request-id", request.id);
     // Every answer, JSON or page or file, is read as the type it names, never sniffed.
     reply.header("x-content-type-options", "nosniff");
+    // No shared cache or browser keeps a token or a page of the catalogue; the page and the
+    // docs' files say how they may be kept themselves.
+    if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
     if (options.shuttingDown()) reply.header("connection", "close");
     done(null, payload);
   });

@@ -117,11 +117,19 @@ export const ROUTED_ANSWER_HEADERS: Headers = {
     description:
       "The request's id: the caller's own X-Request-Id when it is 1 to 128 characters of `[A-Za-z0-9._:-]`, else a new UUID. Log lines about the request carry it.",
   },
+  "cache-control": {
+    type: "string",
+    description: "Always `no-store`: no cache keeps a token or a page of the catalogue.",
+  },
   ...NOSNIFF_HEADER,
 };
 
 const RETRY_AFTER_HEADER: Headers = {
-  "retry-after": { type: "integer", description: "Seconds to wait before trying again" },
+  "retry-after": {
+    type: "integer",
+    description:
+      "Seconds to wait before trying again: after too many failed logins (429), and on a write refused because the store has no space (503)",
+  },
 };
 
 /** An answer's schema: the named envelope, narrowed to the messages this answer may carry. */
@@ -150,7 +158,7 @@ export function failures(byStatus: Record<number, string[]>) {
   return Object.fromEntries(
     Object.entries(all).map(([status, messages]) => {
       const headers =
-        status === "429"
+        status === "429" || status === "503"
           ? { ...ROUTED_ANSWER_HEADERS, ...RETRY_AFTER_HEADER }
           : status === "408" || status === "431"
             ? NOSNIFF_HEADER

@@ -3,7 +3,14 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/http/app.js";
-import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
+import {
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "../support/helpers.js";
 
 describe("security headers", () => {
   let app: App;
@@ -39,6 +46,41 @@ describe("security headers", () => {
     const answer = await call(app, "GET", "/books", { token });
     assert.equal(answer.status, 200);
     assert.equal(answer.headers["x-content-type-options"], "nosniff");
+  });
+
+  test("Cache-Control: no-store on a token and on every answer that carries books", async () => {
+    const login = await app.inject({
+      method: "POST",
+      url: "/token",
+      payload: { username: TEST_USERNAME, password: TEST_PASSWORD },
+    });
+    assert.equal(login.statusCode, 200);
+    assert.equal(login.headers["cache-control"], "no-store");
+    const book = { title: "Kept by no cache", author: "A. Author", year: 2001 };
+    const created = await call<{ id: number }>(app, "POST", "/book", { token, body: book });
+    assert.equal(created.status, 201);
+    const id = created.body.data?.id;
+    const send = (method: string, url: string) =>
+      app.inject({ method: method as "GET", url, headers: { authorization: token } });
+    const answers = [
+      created,
+      await send("GET", "/books"),
+      await send("HEAD", "/books"),
+      await send("GET", `/book/${id}`),
+      await call(app, "PUT", `/book/${id}`, { token, body: { ...book, year: 2002 } }),
+      await app.inject({ method: "GET", url: "/books" }),
+      await send("DELETE", `/book/${id}`),
+    ];
+    const statuses = answers.map((answer) =>
+      "status" in answer ? answer.status : answer.statusCode,
+    );
+    assert.deepEqual(statuses, [201, 200, 200, 200, 200, 401, 200]);
+    for (const answer of answers) assert.equal(answer.headers["cache-control"], "no-store");
+  });
+
+  test("the page and the docs' files keep their own caching", async () => {
+    const response = await app.inject({ method: "GET", url: "/docs/static/swagger-ui.css" });
+    assert.notEqual(response.headers["cache-control"], "no-store");
   });
 
   for (const url of ["/docs", "/docs/"]) {

@@ -228,6 +228,16 @@ describe("GET /docs", () => {
     await app.close();
   });
 
+  test("index.html leads to the page, with a query string too: no redirect loop", async () => {
+    const app = await buildTestApp();
+    for (const url of ["/docs/static/index.html", "/docs/static/index.html?a=1"]) {
+      const answer = await app.inject({ method: "GET", url });
+      assert.equal(answer.statusCode, 302, url);
+      assert.equal(answer.headers.location, "/docs/", url);
+    }
+    await app.close();
+  });
+
   test("is the project's own: its name and icon, no third party's logo, a link to /", async () => {
     const app = await buildTestApp();
     const page = await app.inject({ method: "GET", url: "/docs/" });
