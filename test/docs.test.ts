@@ -90,3 +90,12 @@ test("every repository path the README and docs/ name in backticks exists", () =
 test("the README is a front door: at most 200 lines", () => {
   assert.ok(read("README.md").split("\n").length <= 200);
 });
+
+test("no page or source file keeps a merge's conflict markers", () => {
+  const texts = [
+    "README.md",
+    ...["docs", "src", "web/src", "test", "deploy"].flatMap(filesUnder),
+  ].filter((path) => /\.(md|ts|tsx|css|conf|service|sh)$/.test(path));
+  const marked = texts.filter((path) => /^(<{7}|>{7}) /m.test(read(path)));
+  assert.deepEqual(marked, []);
+});
