@@ -22,16 +22,26 @@ export interface Validator {
  * answered before it. Under load this is one small query per round trip, not one per request
  * (see docs/performance.md).
  */
-export function createCommitCounter(db: Queryable): () => Promise<Validator> {
+export interface CommitCounter {
+  /** The version now, by a query that begins after the call (shared with others waiting). */
+  latest(): Promise<Validator>;
+  /** The number of a read about to begin that reads VERSION itself (beside other columns). */
+  claimRead(): number;
+}
+
+/** The version as one statement's snapshot sees it: a scalar subquery. */
+export const VERSION = sql`(SELECT (SELECT token FROM catalogue_generation) || ':'
+    || coalesce(sum(commits), 0) || ':' || coalesce(max(stamp), 0)
+  FROM books_changes)`;
+
+export function createCommitCounter(db: Queryable): CommitCounter {
   let reading: Promise<Validator> | undefined;
   let nextRead: Promise<Validator> | undefined;
   let reads = 0;
+  const claimRead = () => ++reads;
   const readVersion = async (): Promise<Validator> => {
-    const read = ++reads;
-    const [row] = await db.query<{ version: string }>(sql`
-      SELECT (SELECT token FROM catalogue_generation) || ':' || coalesce(sum(commits), 0) || ':'
-        || coalesce(max(stamp), 0) AS version
-      FROM books_changes`);
+    const read = claimRead();
+    const [row] = await db.query<{ version: string }>(sql`SELECT ${VERSION} AS version`);
     return { version: row?.version ?? "", read };
   };
   function latest(): Promise<Validator> {
@@ -47,5 +57,5 @@ export function createCommitCounter(db: Queryable): () => Promise<Validator> {
     });
     return nextRead;
   }
-  return latest;
+  return { latest, claimRead };
 }

@@ -1,18 +1,10 @@
 import type { NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
-import { createReadCaches } from "../read-caches.js";
-import { type BookStore, pageKey, StoreOpenError, StoreUnavailableError } from "../store.js";
+import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { batched } from "./batching.js";
-import {
-  deleteBooks,
-  insertBooks,
-  lockExpected,
-  selectBooks,
-  type Update,
-  updateBooks,
-} from "./books.js";
-import { createCommitCounter } from "./commit-counter.js";
+import { deleteBooks, insertBooks, lockExpected, type Update, updateBooks } from "./books.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
+import { createKeptReads } from "./kept-reads.js";
 import { createListing, type SearchBounds } from "./listing.js";
 import { type Db, openDb, type Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
@@ -44,30 +36,13 @@ export interface PostgresOptions {
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
   const db = await connect(url, options);
   const listing = createListing(db, options.searchTimeoutMs ?? 1_000, options.searchBounds);
-  const caches = createReadCaches<string>();
-  const latestVersion = createCommitCounter(db);
-  let cachesRead = 0;
-  /**
-   * The database's version now, with what is kept emptied when it has changed. A reader keeps
-   * and uses what is kept only while its version is still the caches': one whose read began
-   * before the latest keeps nothing.
-   */
-  async function freshVersion(): Promise<string> {
-    const { version, read } = await latestVersion();
-    if (read > cachesRead) {
-      cachesRead = read;
-      if (version !== caches.version) caches.moveTo(version);
-    }
-    return version;
-  }
-  // Creates, updates, deletes and reads by id are sent together: those that arrive while as many
-  // statements of their kind as the pool has connections are under way go in one statement
-  // when one of those ends, writes in one commit (one WAL flush). See docs/performance.md.
+  const kept = createKeptReads(db, options.poolSize, listing);
+  // Creates, updates and deletes are sent together (as reads by id, kept-reads.ts): those
+  // that arrive while as many statements of their kind as the pool has connections are under
+  // way go in one statement when one of those ends, in one commit (one WAL flush). See
+  // docs/performance.md.
   const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
     withStoreErrors(() => insertBooks(db, books)),
-  );
-  const readBooks = batched(options.poolSize, (ids: readonly number[]) =>
-    withStoreErrors(() => selectBooks(db, ids)),
   );
   const updateBatch = batched(options.poolSize, (updates: readonly Update[]) =>
     withStoreErrors(() => updateBooks(db, updates)),
@@ -89,28 +64,8 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     );
 
   return {
-    get: (id) =>
-      withStoreErrors(async () => {
-        // As listing pages: a book read under the latest version is kept until it changes.
-        const version = await freshVersion();
-        const kept = version === caches.version ? caches.books.get(id) : undefined;
-        if (kept !== undefined) return kept;
-        const book = await readBooks(id);
-        if (book !== undefined && version === caches.version) caches.books.set(book);
-        return book;
-      }),
-    list: (query) =>
-      withStoreErrors(async () => {
-        // The version is read before the page, so a page kept under a version holds every
-        // commit it counts; a later commit changes the version, and the pages kept are forgotten.
-        const version = await freshVersion();
-        const key = pageKey(query);
-        const kept = version === caches.version ? caches.pages.get(key) : undefined;
-        if (kept !== undefined) return kept;
-        const page = await listing.list(query);
-        if (version === caches.version) caches.pages.set(key, page);
-        return page;
-      }),
+    get: (id) => withStoreErrors(() => kept.get(id)),
+    list: (query) => withStoreErrors(() => kept.list(query)),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
     create: createBooks,
     update: (id, changes, expected) =>
