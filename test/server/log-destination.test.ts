@@ -86,7 +86,7 @@ async function servesThenStops(server: ServerWithOutput) {
   const timer = globalThis.setTimeout(() => server.child.kill("SIGKILL"), EXIT_BOUND_MS);
   const code = await server.exited;
   clearTimeout(timer);
-  assert.equal(code, 0, `exited ${code} after ${Date.now() - signalled} ms\n${server.stderr()}`);
+  assert.equal(code, 0, `exited ${code} after ${Date.now() - signalled} ms\n${server.output()}`);
 }
 
 describe("the service with its log unwritable", () => {

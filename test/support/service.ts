@@ -31,6 +31,8 @@ export interface StartOptions {
   command?: readonly [string, ...string[]];
   /** The folder to start in: this checkout by default. */
   cwd?: string;
+  /** Standard output to this descriptor, not captured (only standard error is). */
+  stdout?: number;
 }
 
 function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
@@ -48,13 +50,13 @@ function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) 
     cwd: options.cwd ?? ROOT,
     // Only what npm needs from this environment, so no setting leaks in from the test run.
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", options.stdout ?? "pipe", "pipe"],
   });
   let output = "";
-  child.stdout.on("data", (chunk) => {
+  child.stdout?.on("data", (chunk) => {
     output += chunk;
   });
-  child.stderr.on("data", (chunk) => {
+  child.stderr?.on("data", (chunk) => {
     output += chunk;
   });
   const exited = new Promise<number | null>((resolve) =>
@@ -166,44 +168,35 @@ export interface ServerWithOutput {
   /** Its /metrics, on METRICS_PORT. */
   metrics: string;
   exited: Promise<number | null>;
-  stderr: () => string;
+  /** What it wrote that was captured: standard error, and standard output unless redirected. */
+  output: () => string;
 }
 
 /**
- * The server itself (`node dist/server/main.js`) with `env` and standard output `stdout` (a
- * descriptor of the test's choosing, or a pipe), on ports of its own; resolves once /health
- * answers, since its output may never be read.
+ * The server itself (`node dist/server/main.js`) with `env`, on ports of its own, and its
+ * standard output to the descriptor `stdout` or captured in a pipe (which the test may close);
+ * resolves once /health answers, since its output may never be read.
  */
 export async function startWithOutput(
   env: Record<string, string>,
   stdout: number | "pipe",
 ): Promise<ServerWithOutput> {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, ["dist/server/main.js"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      ...env,
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-    },
-    stdio: ["ignore", stdout, "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const { child, output, exited } = spawnNpmStart(
+    { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
+    { direct: true, ...(stdout === "pipe" ? {} : { stdout }) },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
     if ((await answered(`${url}/health`)) === 200) break;
     if (tries === 300 || child.exitCode !== null) {
       child.kill("SIGKILL");
-      throw new Error(`the server did not answer:\n${stderr}`);
+      throw new Error(`the server did not answer:\n${output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
-  return { child, url, metrics, exited, stderr: () => stderr };
+  return { child, url, metrics, exited, output };
 }
 
 /** The status of a request answered within a second, or undefined. */
