@@ -1,6 +1,6 @@
 import sql, { empty } from "sql-template-tag";
+import { withDeadline } from "../deadline.js";
 import { pendingMigrations } from "../migrations.js";
-import { STORE_OPEN_TIMEOUT_SECONDS } from "../open.js";
 import { derivedArrays } from "./books.js";
 import type { Db, Queryable } from "./pool.js";
 
@@ -8,12 +8,23 @@ import type { Db, Queryable } from "./pool.js";
 const MIGRATION_LOCK = 0x626f6f6b; // "book"
 
 /**
- * Brings the schema up to date in one transaction. It needs no session of its own (the lock
- * is the transaction's), so it runs through a transaction pooler too.
+ * How long migrations may take, waiting for another instance's included: writing the derived
+ * columns of a large catalogue takes minutes (docs/postgresql.md), far past start-up's bound
+ * on reaching PostgreSQL.
  */
-export async function migrate(db: Db): Promise<void> {
-  // Start-up's own deadline bounds it, not the store timeout.
-  await db.transaction(
+export const MIGRATION_TIMEOUT_SECONDS = 3600;
+
+/**
+ * Brings the schema up to date in one transaction, within `timeoutMs`. It needs no session of
+ * its own (the lock is the transaction's), so it runs through a transaction pooler too.
+ */
+export async function migrate(db: Db, timeoutMs = MIGRATION_TIMEOUT_SECONDS * 1000): Promise<void> {
+  const late = () =>
+    new Error(
+      `the migrations did not end within ${timeoutMs / 1000} s (another instance migrating it, or a very large catalogue: docs/postgresql.md)`,
+    );
+  // A statement is bounded by the whole, not by the store timeout; the whole ends first.
+  const migrating = db.transaction(
     async (tx) => {
       // Instances starting together wait here in turn; the first applies, the rest find it done.
       await tx.query(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -28,8 +39,9 @@ export async function migrate(db: Db): Promise<void> {
         await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
       }
     },
-    { timeoutMs: STORE_OPEN_TIMEOUT_SECONDS * 1000 },
+    { timeoutMs },
   );
+  await withDeadline(migrating, timeoutMs, late);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
+import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { batched } from "./batching.js";
 import { deleteBooks, insertBooks, lockExpected, type Update, updateBooks } from "./books.js";
@@ -8,7 +9,7 @@ import { createKeptReads } from "./kept-reads.js";
 import { createListing, type SearchBounds } from "./listing.js";
 import { type Db, openDb, type Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
-import { parsePostgresUrl } from "./url.js";
+import { type PostgresAddress, parsePostgresUrl } from "./url.js";
 
 export interface PostgresOptions {
   poolSize: number;
@@ -25,7 +26,12 @@ export interface PostgresOptions {
   searchTimeoutMs?: number;
   /** How many books a search reads at most (listing.ts); tests make them small. */
   searchBounds?: SearchBounds;
+  /** How long migrations may take (schema.ts; tests make it short). */
+  migrationTimeoutMs?: number;
 }
+
+/** How long start-up waits for PostgreSQL to answer before giving up. */
+export const STORE_OPEN_TIMEOUT_SECONDS = 10;
 
 /**
  * Connects a pool, brings the schema up to date, and serves books from it. Listing pages and
@@ -88,33 +94,72 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
 
 /**
  * A pool on a schema `prepare` has brought up to date (by default: migrated), or
- * StoreOpenError naming what failed (never the password).
+ * StoreOpenError naming what failed (never the password). PostgreSQL must answer within
+ * STORE_OPEN_TIMEOUT_SECONDS; what `prepare` does after is bounded by itself (migrations take
+ * minutes on a large catalogue).
  */
 export async function connect(
   url: string,
   options: PostgresOptions & { applicationName?: string; failure?: string },
-  prepare: (db: Db) => Promise<void> = migrate,
+  prepare: (db: Db) => Promise<void> = (db) => migrate(db, options.migrationTimeoutMs),
 ): Promise<Db> {
   const address = parsePostgresUrl(url);
   if ("problem" in address) throw new StoreOpenError(address.problem);
   let db: Db | undefined;
   try {
-    db = await openDb(address, {
-      poolSize: options.poolSize,
-      timeoutMs: options.timeoutMs,
-      preparedStatements: options.preparedStatements,
-      applicationName: options.applicationName ?? "book-catalogue",
-    });
+    db = await withinOpenDeadline(reach(address, options), options.description);
     await prepare(db);
     return db;
   } catch (error) {
     await db?.end().catch(() => {});
+    if (error instanceof StoreOpenError) throw error;
     const reason = isUnavailable(error)
       ? `cannot reach PostgreSQL at ${options.description}`
       : `${options.failure ?? "cannot prepare the PostgreSQL schema at"} ${options.description}`;
     throw new StoreOpenError(`${reason}: ${describeFailure(error, url)}`, { cause: error });
   }
 }
+
+/** A pool on the primary, once it has answered a statement. */
+async function reach(
+  address: PostgresAddress,
+  options: PostgresOptions & { applicationName?: string },
+): Promise<Db> {
+  const db = await openDb(address, {
+    poolSize: options.poolSize,
+    timeoutMs: options.timeoutMs,
+    preparedStatements: options.preparedStatements,
+    applicationName: options.applicationName ?? "book-catalogue",
+  });
+  try {
+    await db.query("SELECT 1");
+    return db;
+  } catch (error) {
+    await db.end().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * The pool `reaching` gives, or StoreOpenError once STORE_OPEN_TIMEOUT_SECONDS have passed:
+ * a server that accepts connections and never answers would hold start-up for ever.
+ */
+async function withinOpenDeadline(reaching: Promise<Db>, description: string): Promise<Db> {
+  let timedOut = false;
+  try {
+    return await withDeadline(reaching, STORE_OPEN_TIMEOUT_SECONDS * 1000, () => {
+      timedOut = true;
+      return new StoreOpenError(
+        `cannot reach PostgreSQL at ${description} within ${STORE_OPEN_TIMEOUT_SECONDS} s`,
+      );
+    });
+  } finally {
+    // A pool that answers after the deadline is ended, not leaked.
+    if (timedOut) reaching.then((db) => db.end(), ignore);
+  }
+}
+
+const ignore = () => {};
 
 /**
  * PostgreSQL's own words with their code ('database "x" does not exist (3D000)'): they say

@@ -1,0 +1,88 @@
+// Migrations on PostgreSQL take as long as the catalogue needs, not start-up's 10 s to reach
+// the server: an instance that starts while another migrates a large catalogue waits for it,
+// and a migration that never ends is still given up, with a message that says so.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { openPostgresStore, STORE_OPEN_TIMEOUT_SECONDS } from "../../src/store/postgres/store.js";
+import { StoreOpenError } from "../../src/store/store.js";
+import {
+  DEFAULT_TEST_DATABASE_URL,
+  freshPostgresDatabase,
+  storesUnderTest,
+} from "../support/helpers.js";
+import { type PgConnection, pgConnect } from "../support/pg.js";
+
+const kinds = await storesUnderTest();
+const postgresSkip = kinds.find((k) => k.name === "postgres")?.skip ?? "no PostgreSQL";
+
+// The key migrations lock (schema.ts); a lock of a database of the test's own.
+const MIGRATION_LOCK = 0x626f6f6b;
+
+/** A database of its own whose migration lock another session holds, as a migrating instance. */
+async function lockedDatabase() {
+  const database = await freshPostgresDatabase();
+  const url = new URL(process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL);
+  url.pathname = `/${database.name}`;
+  const holder: PgConnection = await pgConnect(url.toString());
+  await holder.sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
+  return {
+    url: url.toString(),
+    release: () => holder.sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`,
+    drop: async () => {
+      await holder.end();
+      await database.drop();
+    },
+  };
+}
+
+const options = (url: string) => ({
+  poolSize: 1,
+  timeoutMs: 5_000,
+  preparedStatements: true,
+  description: new URL(url).host,
+});
+
+describe("PostgreSQL migrations at start-up", { skip: postgresSkip }, () => {
+  test("an instance waits for another's migration past start-up's bound, then serves", async () => {
+    const database = await lockedDatabase();
+    const holdMs = STORE_OPEN_TIMEOUT_SECONDS * 1000 + 1_500;
+    const released = new Promise((resolve) => setTimeout(resolve, holdMs)).then(database.release);
+    try {
+      const started = Date.now();
+      const store = await openPostgresStore(database.url, options(database.url));
+      assert.ok(Date.now() - started >= holdMs - 100, "opened before the lock was released");
+      const book = await store.create({ title: "Dune", author: "Frank Herbert", year: 1965 });
+      assert.deepEqual(await store.get(book.id), book);
+      await store.close();
+    } finally {
+      await released;
+      await database.drop();
+    }
+  });
+
+  test("a migration that does not end within its bound is given up, saying so", async () => {
+    const database = await lockedDatabase();
+    try {
+      const started = Date.now();
+      await assert.rejects(
+        openPostgresStore(database.url, { ...options(database.url), migrationTimeoutMs: 1_500 }),
+        (error: Error) => {
+          assert.ok(error instanceof StoreOpenError);
+          assert.match(
+            error.message,
+            /^cannot prepare the PostgreSQL schema at 127\.0\.0\.1:\d+: the migrations did not end within 1\.5 s \(another instance migrating it/,
+          );
+          return true;
+        },
+      );
+      assert.ok(Date.now() - started < 8_000, `took ${Date.now() - started} ms`);
+      // Nothing was left half done: once the lock is free, the next start migrates and serves.
+      await database.release();
+      const store = await openPostgresStore(database.url, options(database.url));
+      assert.equal(await store.count({}), 0);
+      await store.close();
+    } finally {
+      await database.drop();
+    }
+  });
+});
