@@ -3,9 +3,8 @@
 import { DatabaseSync } from "node:sqlite";
 import type { NewBook } from "../src/rules/book.js";
 import { sortKey } from "../src/rules/search.js";
-import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "../src/store/postgres/books.js";
 import { indexedWords } from "../src/store/sqlite/search-index.js";
-import { pgConnect } from "../test/support/pg.js";
+import { insertStoredBooks, pgConnect } from "../test/support/pg.js";
 
 /** Books 1..count with plain numbered titles: what every scenario but search reads. */
 export function* numberedBooks(count: number): Generator<NewBook> {
@@ -110,20 +109,14 @@ export async function seedBooks(
   }
   const db = await pgConnect(store.url);
   let batch: NewBook[] = [];
-  const flush = async () => {
-    await db.sql`INSERT INTO books (title, author, year, ${DERIVED_COLUMNS})
-      SELECT t, a, y, ${DERIVED_VALUES}
-      FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
-        ${batch.map((b) => b.year)}::int[], ${derivedArrays(batch)})
-        WITH ORDINALITY AS x(t, a, y, tw, aw, tk, ak, n)
-      ORDER BY n`;
-    batch = [];
-  };
   for (const book of books) {
     batch.push(book);
-    if (batch.length === 10_000) await flush();
+    if (batch.length === 10_000) {
+      await insertStoredBooks(db, batch);
+      batch = [];
+    }
   }
-  if (batch.length > 0) await flush();
+  if (batch.length > 0) await insertStoredBooks(db, batch);
   await db.script("VACUUM ANALYZE books");
   await db.end();
 }

@@ -9,9 +9,9 @@ export interface Migration {
   /**
    * After the step, what each book derives is written: its search words, and from version 7
    * on its sort keys too. They are folded in code (rules/search.ts), the same way on both
-   * stores, so SQL alone cannot fill them.
+   * stores, so SQL alone cannot fill them. "postgres words": the words on PostgreSQL only.
    */
-  readonly derive?: "words" | "words and keys";
+  readonly derive?: "words" | "words and keys" | "postgres words";
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -142,6 +142,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX books_title_key_id ON books (title_key, id);
       CREATE INDEX books_author_key_id ON books (author_key, id);`,
     derive: "words and keys",
+  },
+  {
+    version: 8,
+    // PostgreSQL's search words again, now with their prefixes of 2, 3, 4 and 6 characters
+    // as lexemes of their own (postgres/search-index.ts), as SQLite's prefix indexes already
+    // are: a search word of those lengths is one exact lexeme, not a partial match.
+    sqlite: "-- nothing: FTS5's prefix indexes",
+    postgres: "-- nothing but the words",
+    derive: "postgres words",
   },
 ];
 

@@ -19,13 +19,14 @@ import {
   SearchTooBroadError,
 } from "../../src/store/store.js";
 import {
+  commonBooks,
   DEFAULT_TEST_DATABASE_URL,
   freshPostgresSchema,
   type OpenedStore,
   storesUnderTest,
 } from "../support/helpers.js";
 import { LONG_WORD_TITLES } from "../support/long-words.js";
-import { pgConnect } from "../support/pg.js";
+import { insertStoredBooks, pgConnect } from "../support/pg.js";
 
 const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
 const kinds = await storesUnderTest({ throughPgbouncer: true });
@@ -161,13 +162,7 @@ describe("search limits on PostgreSQL", { skip: postgresKind?.skip ?? "no Postgr
     const db = await pgConnect(schema.dbUrl);
     await db.script("ALTER TABLE books SET (autovacuum_enabled = false)");
     const books = 100_000;
-    // Plain ASCII: the sort keys are the lower-cased fields.
-    await db.sql`INSERT INTO books (title, author, year, title_words, author_words, title_key,
-        author_key)
-      SELECT 'Common ' || i, 'Author ' || i, 1900 + i % 100,
-        array_to_tsvector(ARRAY['common', i::text]), array_to_tsvector(ARRAY['author', i::text]),
-        'common ' || i, 'author ' || i
-      FROM generate_series(1, ${books}::integer) AS i`;
+    await insertStoredBooks(db, commonBooks(books));
     // A rare word each time: one match, found past the first window of every order.
     for (let i = 0; i < 8; i++) {
       const word = String(50_000 + i * 37);

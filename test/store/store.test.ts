@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
 import type { Book, BookChanges } from "../../src/rules/book.js";
-import { matchesTerms, searchTerms } from "../../src/rules/search.js";
+import { indexWords, matchesTerms, searchTerms, sortKey } from "../../src/rules/search.js";
 import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
 import { openStore } from "../../src/store/open.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
@@ -23,8 +23,13 @@ import {
   type SortField,
   StoreOpenError,
 } from "../../src/store/store.js";
-import { freshPostgresSchema, type OpenedStore, storesUnderTest } from "../support/helpers.js";
-import { pgConnect } from "../support/pg.js";
+import {
+  commonBooks,
+  freshPostgresSchema,
+  type OpenedStore,
+  storesUnderTest,
+} from "../support/helpers.js";
+import { insertStoredBooks, pgConnect } from "../support/pg.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
@@ -511,6 +516,31 @@ describe("opening a store", () => {
         await schema.drop();
       });
 
+    test("a catalogue written by version 7 finds words by their prefixes after start-up", async () => {
+      // Version 7 wrote each field's words and its sort key; version 8 adds the words'
+      // prefixes of 2, 3, 4 and 6 characters, which "tolk" and "hobb" are searched by.
+      const schema = await freshPostgresSchema();
+      const db = await pgConnect(schema.dbUrl);
+      await db.sql`CREATE TABLE schema_migrations (
+        version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+      for (const step of MIGRATIONS.filter((m) => m.version <= 7)) {
+        await db.script(step.postgres);
+        await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+      }
+      for (const [title, author, year] of OLD_SHELF) {
+        await db.sql`INSERT INTO books (title, author, year, title_words, author_words,
+            title_key, author_key)
+          VALUES (${title}, ${author}, ${year}, array_to_tsvector(${indexWords(title)}::text[]),
+            array_to_tsvector(${indexWords(author)}::text[]), ${sortKey(title)},
+            ${sortKey(author)})`;
+      }
+      await db.end();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      await assertOldShelfFound(store);
+      await store.close();
+      await schema.drop();
+    });
+
     /** Two stores on one fresh schema, as two instances of the service would have. */
     async function twoInstances() {
       const schema = await freshPostgresSchema();
@@ -734,13 +764,7 @@ describe("opening a store", () => {
       // 200,000 books that match "common": counting them reads every one, far longer than a
       // millisecond on any machine.
       const db = await pgConnect(schema.dbUrl);
-      // Plain ASCII: the sort keys are the lower-cased fields.
-      await db.sql`INSERT INTO books (title, author, year, title_words, author_words, title_key,
-          author_key)
-        SELECT 'Common ' || i, 'Author ' || i, 1900 + i % 100,
-          array_to_tsvector(ARRAY['common', i::text]), array_to_tsvector(ARRAY['author', i::text]),
-          'common ' || i, 'author ' || i
-        FROM generate_series(1, 200000) AS i`;
+      await insertStoredBooks(db, commonBooks(200_000));
       const broad = { search: searchTerms("comm"), sort: "title" } as const;
       await assert.rejects(hasty.count(broad), SearchTooBroadError);
       // How long a listing takes depends on the plan; a lock held elsewhere keeps it waiting,

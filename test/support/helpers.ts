@@ -279,3 +279,11 @@ export const FORMULA_TITLES = [
   "'=quoted already",
   "''+two quotes",
 ];
+
+/** Books 1..count, "Common i" by "Author i": every one matches "comm", one matches "7". */
+export const commonBooks = (count: number) =>
+  Array.from({ length: count }, (_, k) => ({
+    title: `Common ${k + 1}`,
+    author: `Author ${k + 1}`,
+    year: 1900 + ((k + 1) % 100),
+  }));

@@ -60,7 +60,9 @@ export function migrate(db: DatabaseSync): void {
       .map((row) => row.version as number);
     for (const step of pendingMigrations(applied)) {
       db.exec(step.sqlite);
-      if (step.derive !== undefined) derive(db, step.derive === "words and keys");
+      if (step.derive !== undefined && step.derive !== "postgres words") {
+        derive(db, step.derive === "words and keys");
+      }
       db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
     }
   });
