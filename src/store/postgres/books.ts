@@ -37,7 +37,6 @@ export async function insertBooks(db: Queryable, batch: readonly NewBook[]): Pro
   return batch.map((book, i) => ({ id: ids[i]?.id as number, ...book }));
 }
 
-/** The books of these ids, in their order; undefined for an id no book has. */
 /** The books of `ids` (undefined for an id no book has), and the version they were read at. */
 export async function selectBooks(
   db: Queryable,
