@@ -3,30 +3,22 @@
 // and a migration that never ends is still given up, with a message that says so.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { MIGRATION_LOCK } from "../../src/store/postgres/schema.js";
 import { openPostgresStore, STORE_OPEN_TIMEOUT_SECONDS } from "../../src/store/postgres/store.js";
 import { StoreOpenError } from "../../src/store/store.js";
-import {
-  DEFAULT_TEST_DATABASE_URL,
-  freshPostgresDatabase,
-  storesUnderTest,
-} from "../support/helpers.js";
+import { freshPostgresDatabase, storesUnderTest } from "../support/helpers.js";
 import { type PgConnection, pgConnect } from "../support/pg.js";
 
 const kinds = await storesUnderTest();
 const postgresSkip = kinds.find((k) => k.name === "postgres")?.skip ?? "no PostgreSQL";
 
-// The key migrations lock (schema.ts); a lock of a database of the test's own.
-const MIGRATION_LOCK = 0x626f6f6b;
-
 /** A database of its own whose migration lock another session holds, as a migrating instance. */
 async function lockedDatabase() {
   const database = await freshPostgresDatabase();
-  const url = new URL(process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL);
-  url.pathname = `/${database.name}`;
-  const holder: PgConnection = await pgConnect(url.toString());
+  const holder: PgConnection = await pgConnect(database.url);
   await holder.sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
   return {
-    url: url.toString(),
+    url: database.url,
     release: () => holder.sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`,
     drop: async () => {
       await holder.end();

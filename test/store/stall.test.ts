@@ -6,12 +6,7 @@ import { get } from "node:http";
 import { describe, test } from "node:test";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
-import {
-  DEFAULT_TEST_DATABASE_URL,
-  freshPostgresDatabase,
-  storesUnderTest,
-  TEST_DB_PASSWORD,
-} from "../support/helpers.js";
+import { freshPostgresDatabase, storesUnderTest, TEST_DB_PASSWORD } from "../support/helpers.js";
 import { pgConnect } from "../support/pg.js";
 import { pgbouncerSkipReason, startPgbouncer } from "../support/pgbouncer.js";
 import { login, request, type Service, startService } from "../support/service.js";
@@ -108,9 +103,7 @@ describe("PostgreSQL stalls behind a paused pgbouncer", { skip }, () => {
     try {
       const token = await login(service, CREDENTIALS);
       // Far more than the sockets between them hold: the answer must wait on the store.
-      const direct = new URL(process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL);
-      direct.pathname = `/${database.name}`;
-      const db = await pgConnect(direct.toString());
+      const db = await pgConnect(database.url);
       await db.sql`INSERT INTO books (title, author, year)
         SELECT 'Book ' || i, 'Author', 2000 FROM generate_series(1, 200000) AS i`;
       await db.end();

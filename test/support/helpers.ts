@@ -233,14 +233,24 @@ async function openThroughPgbouncer(): Promise<OpenedStore> {
   };
 }
 
-/** An empty PostgreSQL database of its own, for what cannot be told a search_path. */
-export async function freshPostgresDatabase(): Promise<{ name: string; drop(): Promise<void> }> {
+/**
+ * An empty PostgreSQL database of its own, for what cannot be told a search_path, and its
+ * URL on the test server.
+ */
+export async function freshPostgresDatabase(): Promise<{
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}> {
   const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
   const name = `test_${randomBytes(6).toString("hex")}`;
   const admin = await pgConnect(baseUrl);
   await admin.script(`CREATE DATABASE ${name}`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
   return {
     name,
+    url: url.toString(),
     drop: async () => {
       // A pooler may still hold server connections to it.
       await admin.script(`DROP DATABASE ${name} WITH (FORCE)`);

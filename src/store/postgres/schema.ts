@@ -5,7 +5,7 @@ import { derivedArrays } from "./books.js";
 import type { Db, Queryable } from "./pool.js";
 
 // pg_advisory_xact_lock key shared by every instance that migrates this database.
-const MIGRATION_LOCK = 0x626f6f6b; // "book"
+export const MIGRATION_LOCK = 0x626f6f6b; // "book"
 
 /**
  * How long migrations may take, waiting for another instance's included: writing the derived
