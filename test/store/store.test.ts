@@ -551,8 +551,8 @@ describe("opening a store", () => {
     }
 
     test("creates and reads sent together each get their own book; a book PostgreSQL refuses fails alone", async () => {
-      // One connection: the first create goes alone, the 49 after it wait and go together;
-      // so do the reads.
+      // Sent in one turn, the 50 creates go in one statement, which fails and is tried again
+      // for each book alone; the reads go together too.
       const schema = await freshPostgresSchema();
       const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
       const books = Array.from({ length: 50 }, (_, i) => ({
@@ -582,7 +582,7 @@ describe("opening a store", () => {
     });
 
     test("updates sent together each change their own book, in the order they came", async () => {
-      // One connection: the first update goes alone, the rest wait and go together.
+      // Sent in one turn, they go in one statement.
       const schema = await freshPostgresSchema();
       const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
       const created = await Promise.all(
@@ -630,8 +630,33 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("writes sent in one turn share one statement and one commit, whatever the pool's size", async () => {
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });
+      const db = await pgConnect(schema.dbUrl);
+      // The statement trigger counts each statement that changed books (migration 5).
+      const statements = async () =>
+        Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.create({ title: `B${i}`, author: "A", year: 1 }),
+        ),
+      );
+      assert.equal(await statements(), 1);
+      await Promise.all(created.map((book, i) => store.update(book.id, { year: 2000 + i })));
+      assert.equal(await statements(), 2, "the first two updates did not each take a connection");
+      assert.deepEqual(
+        await Promise.all(created.map((book) => store.remove(book.id))),
+        created.map(() => true),
+      );
+      assert.equal(await statements(), 3);
+      await db.end();
+      await store.close();
+      await schema.drop();
+    });
+
     test("deletes sent together each answer for their own book; a book asked twice goes once", async () => {
-      // One connection: the first delete goes alone, the rest wait and go together.
+      // Sent in one turn, they go in one statement.
       const schema = await freshPostgresSchema();
       const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
       const created = await Promise.all(

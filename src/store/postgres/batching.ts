@@ -4,13 +4,17 @@ import { StoreUnavailableError } from "../store.js";
 const MAX_BATCH = 500;
 
 /**
- * `runMany` for items that arrive while `slots` runs are under way, all in one run when a slot
- * is free (at most MAX_BATCH). A run that fails is tried again for each of its items alone,
- * so an item fails only for itself; an unavailable store fails them all at once.
+ * `runMany` for the items that arrive in one turn of the event loop, or while `slots` runs are
+ * under way: all in one run at the end of the turn or when a slot is free (at most MAX_BATCH).
+ * Requests parsed in one turn thus share a statement and a commit, rather than the first ones
+ * taking every slot alone while the rest wait (docs/performance.md: mixed load a fifth faster).
+ * A run that fails is tried again for each of its items alone, so an item fails only for
+ * itself; an unavailable store fails them all at once.
  */
 export function batched<In, Out>(slots: number, runMany: (items: readonly In[]) => Promise<Out[]>) {
   const waiting: { item: In; resolve: (out: Out) => void; reject: (error: unknown) => void }[] = [];
   let running = 0;
+  let scheduled = false;
   const start = () => {
     while (running < slots && waiting.length > 0) {
       const batch = waiting.splice(0, MAX_BATCH);
@@ -38,6 +42,11 @@ export function batched<In, Out>(slots: number, runMany: (items: readonly In[]) 
   return (item: In) =>
     new Promise<Out>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
-      start();
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        start();
+      });
     });
 }

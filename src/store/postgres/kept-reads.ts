@@ -32,7 +32,7 @@ export function createKeptReads(db: Db, poolSize: number, listing: Listing): Kep
     return version;
   }
   const freshVersion = async () => seen(await counter.latest());
-  // Reads by id that arrive while the pool is busy go in one statement (batching.ts), which
+  // Reads by id that arrive together go in one statement (batching.ts), which
   // reads the version beside the books: a book not kept costs one round trip, not two.
   const readBooks = batched(poolSize, (ids: readonly number[]) =>
     withStoreErrors(async () => {

@@ -36,16 +36,16 @@ export const STORE_OPEN_TIMEOUT_SECONDS = 10;
 /**
  * Connects a pool, brings the schema up to date, and serves books from it. Listing pages and
  * books read by id are kept while no commit has changed books, in any process or instance
- * (commit-counter.ts); writes and reads by id that arrive while the pool is busy go in one
- * statement (batching.ts).
+ * (commit-counter.ts); writes and reads by id that arrive together (in one turn, or while the
+ * pool is busy) go in one statement (batching.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
   const db = await connect(url, options);
   const listing = createListing(db, options.searchTimeoutMs ?? 1_000, options.searchBounds);
   const kept = createKeptReads(db, options.poolSize, listing);
   // Creates, updates and deletes are sent together (as reads by id, kept-reads.ts): those
-  // that arrive while as many statements of their kind as the pool has connections are under
-  // way go in one statement when one of those ends, in one commit (one WAL flush). See
+  // that arrive in one turn, or while as many statements of their kind as the pool has
+  // connections are under way, go in one statement, in one commit (one WAL flush). See
   // docs/performance.md.
   const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
     withStoreErrors(() => insertBooks(db, books)),
