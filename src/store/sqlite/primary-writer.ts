@@ -3,9 +3,9 @@
 // writers would fight over SQLite's one write lock, each sleeping in busy_timeout while the
 // other commits; one writer commits the writes of all in the same groups.
 import cluster, { type Worker } from "node:cluster";
+import { type PerTurn, perTurn } from "../per-turn.js";
 import type { BookWrite } from "./group-commit.js";
 import { failure, type Outcome, settle } from "./outcome.js";
-import { type PerTurn, perTurn } from "./per-turn.js";
 import { openThreadChannel } from "./thread-channel.js";
 import type { Writer } from "./writer.js";
 

@@ -1,8 +1,8 @@
 // The thread side of thread-channel.ts: requests gathered a turn at a time, answered together.
 import type { DatabaseSync } from "node:sqlite";
 import { parentPort } from "node:worker_threads";
+import { perTurn } from "../per-turn.js";
 import type { Outcome } from "./outcome.js";
-import { perTurn } from "./per-turn.js";
 import type { Reply } from "./thread-channel.js";
 
 /**

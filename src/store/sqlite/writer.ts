@@ -2,10 +2,10 @@
 // commit, fsync or wait for another connection's lock holds the event loop; for a database in
 // memory (which one connection alone can see), this thread's own connection.
 import type { DatabaseSync } from "node:sqlite";
+import { perTurn } from "../per-turn.js";
 import type { BookStatements } from "./books.js";
 import { type BookWrite, commitGroup } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
-import { perTurn } from "./per-turn.js";
 import { openThreadChannel } from "./thread-channel.js";
 
 export interface Writer {
