@@ -1,6 +1,6 @@
 // What is sent during one turn of the event loop, handed on together after it: the writes of
 // one group commit, the requests a thread answers at once, the messages between a worker and
-// the primary's writer.
+// the primary's writer (SQLite); the statements sent together to PostgreSQL (batching.ts).
 
 export interface PerTurn<T> {
   /** Holds the item; the first of a turn schedules the hand-over for after it. */

@@ -1,3 +1,4 @@
+import { perTurn } from "../per-turn.js";
 import { StoreUnavailableError } from "../store.js";
 
 /** Books written or read in one statement at most. */
@@ -14,7 +15,6 @@ const MAX_BATCH = 500;
 export function batched<In, Out>(slots: number, runMany: (items: readonly In[]) => Promise<Out[]>) {
   const waiting: { item: In; resolve: (out: Out) => void; reject: (error: unknown) => void }[] = [];
   let running = 0;
-  let scheduled = false;
   const start = () => {
     while (running < slots && waiting.length > 0) {
       const batch = waiting.splice(0, MAX_BATCH);
@@ -39,14 +39,10 @@ export function batched<In, Out>(slots: number, runMany: (items: readonly In[]) 
       );
     }
   }
+  const arriving = perTurn((arrived: typeof waiting) => {
+    for (const one of arrived) waiting.push(one);
+    start();
+  });
   return (item: In) =>
-    new Promise<Out>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(() => {
-        scheduled = false;
-        start();
-      });
-    });
+    new Promise<Out>((resolve, reject) => arriving.push({ item, resolve, reject }));
 }
