@@ -117,6 +117,6 @@ export async function seedBooks(
     }
   }
   if (batch.length > 0) await insertStoredBooks(db, batch);
-  await db.script("VACUUM ANALYZE books");
+  await db.script("VACUUM ANALYZE books, books_years");
   await db.end();
 }

@@ -152,6 +152,44 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: "-- nothing but the words",
     derive: "postgres words",
   },
+  {
+    version: 9,
+    // PostgreSQL rewrites a row in place (a HOT update, no index written) only when no indexed
+    // column changed; with books (year, id) a year change wrote every index of books, the
+    // word index's dozens of entries among them, at 2.6 times the cost. The year's index moves
+    // to a table of its own, books_years, which triggers keep equal to books in the statement
+    // that changes it, whoever writes: the store, a restore, or psql (docs/postgresql.md).
+    // SQLite needs nothing: it writes only the indexes of the columns that changed.
+    sqlite: "-- nothing: SQLite writes only the indexes of changed columns",
+    postgres: `
+      CREATE TABLE books_years (id BIGINT PRIMARY KEY, year INTEGER NOT NULL);
+      INSERT INTO books_years SELECT id, year FROM books;
+      CREATE INDEX books_years_year_id ON books_years (year, id);
+      DROP INDEX books_year_id;
+      CREATE FUNCTION books_years_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO books_years SELECT id, year FROM added;
+        ELSIF TG_OP = 'UPDATE' THEN
+          UPDATE books_years y SET year = c.year FROM changed c
+            WHERE y.id = c.id AND y.year <> c.year;
+        ELSIF TG_OP = 'DELETE' THEN
+          DELETE FROM books_years y USING removed r WHERE y.id = r.id;
+        ELSE
+          TRUNCATE books_years;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER books_years_added AFTER INSERT ON books REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION books_years_follow();
+      CREATE TRIGGER books_years_changed AFTER UPDATE ON books REFERENCING NEW TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION books_years_follow();
+      CREATE TRIGGER books_years_removed AFTER DELETE ON books REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION books_years_follow();
+      CREATE TRIGGER books_years_emptied AFTER TRUNCATE ON books
+        FOR EACH STATEMENT EXECUTE FUNCTION books_years_follow();
+      ANALYZE books_years;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -8,11 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
+import sql from "sql-template-tag";
 import type { Book, BookChanges } from "../../src/rules/book.js";
 import { indexWords, matchesTerms, searchTerms, sortKey } from "../../src/rules/search.js";
 import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
 import { openStore } from "../../src/store/open.js";
+import { updateBooks } from "../../src/store/postgres/books.js";
+import { openDb } from "../../src/store/postgres/pool.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
+import { type PostgresAddress, parsePostgresUrl } from "../../src/store/postgres/url.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import {
@@ -59,6 +63,16 @@ async function assertOldShelfFound(store: BookStore) {
   assert.deepEqual(
     booksOf(byTitle).map((b) => b.title),
     ["Åsa-Nisse", "Les Misérables", "The Hobbit", "Братья Карамазовы", "海辺のカフカ"],
+  );
+  const byYear = await store.list({ after: 0, limit: 10, sort: "year" });
+  assert.deepEqual(
+    booksOf(byYear).map((b) => b.year),
+    [1862, 1880, 1937, 1944, 2002],
+  );
+  const of1937 = await store.list({ after: 0, limit: 10, year: 1937 });
+  assert.deepEqual(
+    booksOf(of1937).map((b) => b.title),
+    ["The Hobbit"],
   );
   // And books written after the migration too.
   await store.create({ title: "The Silmarillion", author: "J. R. R. Tolkien", year: 1977 });
@@ -243,8 +257,17 @@ for (const kind of kinds) {
       assert.deepEqual(await titles(search("sower butl")), ["Parable of the Sower"]);
       await store.update(created[2]?.id as number, { year: 1993 });
       assert.deepEqual(await titles(search("sower butl")), ["Parable of the Sower"]);
+      // The year's filter and order follow the change (on PostgreSQL, its own table).
+      assert.deepEqual(await titles({ year: 1993 }), ["Parable of the Sower"]);
+      assert.deepEqual(await titles({ year: 1979 }), []);
       await store.remove(created[0]?.id as number);
       assert.deepEqual(await titles(search("darkness")), []);
+      assert.deepEqual(await titles({ year: 1969 }), []);
+      assert.deepEqual(await titles({ ...search(""), sort: "year", descending: true }, 3), [
+        "三体",
+        "Parable of the Sower",
+        'Die Straße; 100%_Pure "fun"',
+      ]);
     });
 
     test("count: the books the filters match, whatever the page; zero when none", async () => {
@@ -650,6 +673,35 @@ describe("opening a store", () => {
         created.map(() => true),
       );
       assert.equal(await statements(), 3);
+      await db.end();
+      await store.close();
+      await schema.drop();
+    });
+
+    test("a year change writes no index of books (a HOT update); the year's own index follows", async () => {
+      // An index of books on the year would have each year change write every index of
+      // books, the word index's entries among them (migration 9, docs/performance.md).
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const book = await store.create(DUNE);
+      const db = await openDb(parsePostgresUrl(schema.dbUrl) as PostgresAddress, {
+        poolSize: 1,
+        timeoutMs: 5_000,
+        preparedStatements: true,
+        applicationName: "test",
+      });
+      const inPlace = await db.transaction(async (tx) => {
+        await updateBooks(tx, [{ id: book.id, changes: { year: 1966 } }]);
+        const [row] = await tx.query<{ n: number }>(
+          sql`SELECT pg_stat_get_xact_tuples_hot_updated('books'::regclass)::integer AS n`,
+        );
+        return row?.n;
+      });
+      assert.equal(inPlace, 1);
+      assert.deepEqual(booksOf(await store.list({ after: 0, limit: 10, year: 1966 })), [
+        { ...book, year: 1966 },
+      ]);
+      assert.deepEqual(booksOf(await store.list({ after: 0, limit: 10, year: DUNE.year })), []);
       await db.end();
       await store.close();
       await schema.drop();
