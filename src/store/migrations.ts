@@ -159,8 +159,9 @@ export const MIGRATIONS: readonly Migration[] = [
     // word index's dozens of entries among them, at 2.6 times the cost. The year's index moves
     // to a table of its own, books_years, which triggers keep equal to books in the statement
     // that changes it, whoever writes: the store, a restore, or psql (docs/postgresql.md).
-    // SQLite needs nothing: it writes only the indexes of the columns that changed.
-    sqlite: "-- nothing: SQLite writes only the indexes of changed columns",
+    // SQLite needs nothing: an update sets only the columns that change (sqlite/books.ts),
+    // and SQLite writes only the indexes of the columns an update sets.
+    sqlite: "-- nothing: SQLite writes only the indexes of the columns an update sets",
     postgres: `
       CREATE TABLE books_years (id BIGINT PRIMARY KEY, year INTEGER NOT NULL);
       INSERT INTO books_years SELECT id, year FROM books;
