@@ -159,6 +159,8 @@ export const MIGRATIONS: readonly Migration[] = [
     // word index's dozens of entries among them, at 2.6 times the cost. The year's index moves
     // to a table of its own, books_years, which triggers keep equal to books in the statement
     // that changes it, whoever writes: the store, a restore, or psql (docs/postgresql.md).
+    // The triggers' functions find the tables where this migration made them, whatever the
+    // search_path of the session that writes (a psql session, a data-only pg_restore).
     // SQLite needs nothing: an update sets only the columns that change (sqlite/books.ts),
     // and SQLite writes only the indexes of the columns an update sets.
     sqlite: "-- nothing: SQLite writes only the indexes of the columns an update sets",
@@ -167,7 +169,8 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO books_years SELECT id, year FROM books;
       CREATE INDEX books_years_year_id ON books_years (year, id);
       DROP INDEX books_year_id;
-      CREATE FUNCTION books_years_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+      CREATE FUNCTION books_years_follow() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
       BEGIN
         IF TG_OP = 'INSERT' THEN
           INSERT INTO books_years SELECT id, year FROM added;
@@ -189,6 +192,7 @@ export const MIGRATIONS: readonly Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION books_years_follow();
       CREATE TRIGGER books_years_emptied AFTER TRUNCATE ON books
         FOR EACH STATEMENT EXECUTE FUNCTION books_years_follow();
+      ALTER FUNCTION books_changed() SET search_path FROM CURRENT;
       ANALYZE books_years;`,
   },
 ];

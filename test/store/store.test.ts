@@ -707,6 +707,34 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("a client writing the tables by their schema's name, on another search_path, is seen by the store", async () => {
+      // As an operator's psql session, or a data-only pg_restore (search_path ''): the
+      // triggers that keep the commit count and the year's index must find their tables.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const dune = await store.create(DUNE);
+      assert.deepEqual(await store.get(dune.id), dune);
+      const elsewhere = new URL(schema.dbUrl);
+      elsewhere.searchParams.delete("options");
+      const db = await pgConnect(elsewhere.toString());
+      await db.script(`SET search_path = ''`);
+      const books = `${schema.name}.books`;
+      await db.script(`UPDATE ${books} SET year = 1966 WHERE id = ${dune.id}`);
+      await db.script(`INSERT INTO ${books} (title, author, year) VALUES ('Emma', 'Austen', 1815)`);
+      await db.end();
+      assert.deepEqual(await store.get(dune.id), { ...dune, year: 1966 });
+      const byYear = await store.list({ after: 0, limit: 10, sort: "year" });
+      assert.deepEqual(
+        booksOf(byYear).map((b) => [b.title, b.year]),
+        [
+          ["Emma", 1815],
+          ["Dune", 1966],
+        ],
+      );
+      await store.close();
+      await schema.drop();
+    });
+
     test("deletes sent together each answer for their own book; a book asked twice goes once", async () => {
       // Sent in one turn, they go in one statement.
       const schema = await freshPostgresSchema();

@@ -260,12 +260,17 @@ export async function freshPostgresDatabase(): Promise<{
 }
 
 /** An empty PostgreSQL schema and its DB_URL, for tests that start their own processes. */
-export async function freshPostgresSchema(): Promise<{ dbUrl: string; drop(): Promise<void> }> {
+export async function freshPostgresSchema(): Promise<{
+  name: string;
+  dbUrl: string;
+  drop(): Promise<void>;
+}> {
   const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
   const schema = `test_${randomBytes(6).toString("hex")}`;
   const admin = await pgConnect(baseUrl);
   await admin.script(`CREATE SCHEMA ${schema}`);
   return {
+    name: schema,
     dbUrl: withSchema(baseUrl, schema),
     drop: async () => {
       await admin.script(`DROP SCHEMA ${schema} CASCADE`);
