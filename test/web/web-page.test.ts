@@ -230,6 +230,39 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await dialog.getByRole("button", { name: "Cancel" }).click();
   });
 
+  test("what is typed as the stored book arrives is kept", async () => {
+    const running = await fresh();
+    const { id } = (await running.api<Book>("POST", "/book", LEFT_HAND)).body.data as Book;
+    const page = await open(running, DESKTOP, { clock: true });
+    await signIn(page);
+    await pageStatus(page).getByText("Page 1 of 1: books 1 to 1.").waitFor();
+    // The dialog's read of the stored book is held until the librarian is in the Year field.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(`**/book/${id}`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    // Time stands still: a render's effects wait for a frame that does not come.
+    await page.clock.pauseAt(Date.now() + 1_000);
+    await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
+    await page.clock.runFor(100);
+    const dialog = page.getByRole("dialog", { name: "Edit book" });
+    const year = dialog.getByLabel("Year");
+    await year.focus();
+    release();
+    // The stored book has arrived and is shown; the librarian types before the next frame.
+    await dialog.getByRole("button", { name: "Save" }).waitFor();
+    await year.fill("1970");
+    await page.clock.runFor(100);
+    assert.equal(await year.inputValue(), "1970");
+    await page.clock.resume();
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await page.locator("tbody td.col-year").getByText("1970").waitFor();
+  });
+
   test("delete asks first", async () => {
     const running = await fresh();
     const { api } = running;

@@ -52,12 +52,15 @@ export function BookDialog(
   );
   // The book as first read with its version: what this librarian's changes are made against.
   const [base, setBase] = useState<Book>();
-  const untouched = JSON.stringify(draft) === JSON.stringify(draftOf(book));
   useEffect(() => {
     if (version.tagged === undefined || base !== undefined) return;
-    setBase(version.tagged.book);
+    const stored = version.tagged.book;
+    setBase(stored);
     // The stored book may be newer than the listing's row: shown until the librarian types.
-    if (untouched) setDraft(draftOf(version.tagged.book));
+    // Asked of the draft as it is when the change applies, not as this render saw it: what
+    // was typed before the effect ran (it waits for the next frame) must stay.
+    const untouched = JSON.stringify(draftOf(book));
+    setDraft((now) => (JSON.stringify(now) === untouched ? draftOf(stored) : now));
   }, [version.tagged]);
 
   const change = (field: Field, value: string) => {
