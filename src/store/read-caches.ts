@@ -1,5 +1,6 @@
-// What a store keeps of what it read (listing pages, books by id), and the version of the
-// database they were read at: one mechanism for both stores.
+// What a store keeps of what it read: listing pages within a memory budget, books by id, and
+// for PostgreSQL the version of the database they were read at (SQLite's own rules:
+// sqlite/kept-reads.ts).
 import type { Book } from "../rules/book.js";
 import type { BookPage } from "./store.js";
 
@@ -86,7 +87,7 @@ export function createPageCache(
  */
 export const BOOK_CACHE_ENTRIES = 10_000;
 
-/** Books by id, for stores that keep what they read until a commit changes books. */
+/** Books by id, kept until a commit changes them. */
 export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES): BookCache {
   const books = new Map<number, Book>();
   return {
@@ -95,6 +96,7 @@ export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES): BookCache {
       if (books.size >= maxEntries) books.delete(books.keys().next().value as number);
       books.set(book.id, book);
     },
+    forget: (id: number) => void books.delete(id),
     clear: () => books.clear(),
   };
 }
@@ -102,6 +104,7 @@ export function createBookCache(maxEntries = BOOK_CACHE_ENTRIES): BookCache {
 export interface BookCache {
   get(id: number): Book | undefined;
   set(book: Book): void;
+  forget(id: number): void;
   clear(): void;
 }
 

@@ -9,8 +9,17 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
+import { openStore } from "../../src/store/open.js";
 import { login, request, type Service, startService } from "../support/service.js";
-import { type Catalogue, CLI, cli, newCatalogue, seed, skipOf } from "./catalogues.js";
+import {
+  type Catalogue,
+  CLI,
+  cli,
+  newCatalogue,
+  seed,
+  skipOf,
+  storeAddress,
+} from "./catalogues.js";
 
 const CREDENTIALS = { username: "backup", password: "backup-test-password" };
 const ENV = {
@@ -217,6 +226,10 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const target = await newCatalogue(kind);
       try {
         await seed(target, 20);
+        // A store open on the catalogue keeps the books it reads; the restore replaces them all.
+        const running = await openStore({ db: storeAddress(target.dbUrl), pgPoolSize: 1 });
+        const [first] = (await target.books()) as [Book];
+        await running.update(first.id, { title: `${first.title}, revised` });
         const before = await target.books();
         const refused = await cli(["restore", file, "--db", target.dbUrl]);
         assert.equal(refused.code, 1);
@@ -227,10 +240,21 @@ for (const kind of ["sqlite", "postgres"] as const) {
           ),
         );
         assert.deepEqual(await target.books(), before);
+        const kept = await Promise.all(before.map((book) => running.get(book.id)));
+        assert.deepEqual(kept, before);
         const replaced = await cli(["restore", file, "--db", target.dbUrl, "--replace"]);
         assert.equal(replaced.code, 0, replaced.stderr);
         assert.match(replaced.stdout, new RegExp(`\\(next id ${await target.nextId()}\\)\n$`));
-        assert.deepEqual(await target.books(), readBackup(file).books);
+        const restored = readBackup(file).books;
+        assert.deepEqual(await target.books(), restored);
+        const read = await Promise.all(before.map((book) => running.get(book.id)));
+        const byId = new Map(restored.map((book) => [book.id, book]));
+        assert.notDeepEqual(byId.get(first.id), before[0]);
+        assert.deepEqual(
+          read,
+          before.map((book) => byId.get(book.id)),
+        );
+        await running.close();
       } finally {
         await target.dispose();
       }

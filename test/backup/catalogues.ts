@@ -85,15 +85,18 @@ export async function newCatalogue(kind: StoreKind): Promise<Catalogue> {
   };
 }
 
+/** The store's address of a catalogue's DB_URL. */
+export const storeAddress = (dbUrl: string) =>
+  dbUrl.startsWith("sqlite:")
+    ? ({ kind: "sqlite", path: dbUrl.slice("sqlite:".length) } as const)
+    : ({ kind: "postgres", url: dbUrl } as const);
+
 /**
  * Fills the catalogue through the store, as the service would: `count` books, then every
  * seventh and the last ten deleted, so ids have gaps and the highest id ever given is gone.
  */
 export async function seed(catalogue: Catalogue, count: number): Promise<void> {
-  const db = catalogue.dbUrl.startsWith("sqlite:")
-    ? ({ kind: "sqlite", path: catalogue.dbUrl.slice("sqlite:".length) } as const)
-    : ({ kind: "postgres", url: catalogue.dbUrl } as const);
-  const store = await openStore({ db, pgPoolSize: 4 });
+  const store = await openStore({ db: storeAddress(catalogue.dbUrl), pgPoolSize: 4 });
   try {
     const ids: number[] = [];
     for (let start = 0; start < count; start += 1000) {

@@ -400,6 +400,46 @@ describe("opening a store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("SQLite: a commit of the store forgets the books it changed; another connection's, every book kept", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const shelf = await Promise.all(
+      ["Dune", "Emma", "Ubik"].map((title) => store.create({ ...DUNE, title })),
+    );
+    const [dune, emma, ubik] = shelf.map((book) => book.id) as [number, number, number];
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const titles = async () => {
+      await nextTurn();
+      return (await Promise.all(shelf.map((book) => store.get(book.id)))).map((b) => b?.title);
+    };
+    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"]);
+    // Every title changed, the change count set back: a change the store cannot see, so
+    // every book it keeps still shows as it was until the store forgets it.
+    const other = new DatabaseSync(path, { timeout: 5_000 });
+    other.exec(`BEGIN; UPDATE books SET title = title || ' 2';
+      UPDATE books_change_count SET n = n - 3; COMMIT`);
+    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"], "kept");
+    await store.update(emma, { year: 1816 });
+    assert.deepEqual(await titles(), ["Dune", "Emma 2", "Ubik"], "the store's commit forgot Emma");
+    await store.remove(ubik);
+    assert.deepEqual(await titles(), ["Dune", "Emma 2", undefined]);
+    // Another connection's change forgets everything kept, even while a write of the store's
+    // own is on its way (its commit may come before or after).
+    const pending = store.update(emma, { year: 1817 });
+    other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(emma);
+    assert.deepEqual(await titles(), ["Dune 2", "Emma 2", undefined]);
+    await pending;
+    assert.deepEqual(await titles(), ["Dune 2", "Emma 2", undefined]);
+    other.exec(`BEGIN; UPDATE books SET title = 'Dune 3' WHERE id = ${dune};
+      UPDATE books_change_count SET n = n - 1; COMMIT`);
+    other.prepare("DELETE FROM books WHERE id = ?").run(emma);
+    assert.deepEqual(await titles(), ["Dune 3", undefined, undefined]);
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("SQLite: a search of many matches reads bounded windows; its pages still walk every match in order", async () => {
     // Bounds small enough that 300 books take every plan: exact (few matches), and windows
     // of 25 books by id (the word index) and by each field (the field's index).

@@ -12,7 +12,7 @@ import {
   CatalogueNotEmptyError,
   type CatalogueSnapshot,
 } from "../backup.js";
-import { pendingMigrations } from "../migrations.js";
+import { pendingMigrations, SQLITE_DELETE_COUNTED } from "../migrations.js";
 import { StoreOpenError } from "../store.js";
 import { migrate, writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
@@ -109,7 +109,9 @@ async function restore(
     const present = db.prepare("SELECT count(*) AS n FROM books").get()?.n as number;
     if (present > 0 && !replace) throw new CatalogueNotEmptyError(present);
     if (present > 0) {
+      db.exec("DROP TRIGGER books_delete_counted");
       db.exec("DELETE FROM books");
+      db.exec(`${SQLITE_DELETE_COUNTED}; UPDATE books_change_count SET n = n + 1`);
       db.exec("INSERT INTO books_search (books_search) VALUES ('delete-all')");
     }
     const insert = writeStatement(

@@ -38,6 +38,7 @@ export function bookStatements(db: DatabaseSync) {
   const updateStatements = new Map<string, StatementSync>();
   const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
+  const changeCountStmt = db.prepare("SELECT n FROM books_change_count");
   const indexStmt = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
   const unindexStmt = writeStatement(db, "DELETE FROM books_search WHERE rowid = ?");
   // node:sqlite rows have no prototype; callers get a plain Book.
@@ -95,6 +96,8 @@ export function bookStatements(db: DatabaseSync) {
       return true;
     },
     ping: () => void pingStmt.get(),
+    /** How many books were ever changed or deleted, by any connection (migration 10). */
+    changeCount: () => changeCountStmt.get()?.n as number,
   };
 }
 

@@ -6,4 +6,4 @@ import { serveInGroups } from "./thread-serve.js";
 
 const db = connect((workerData as { path: string }).path);
 const count = countStatements(db);
-serveInGroups<CountRequest>(db, (requests) => answerCounts(count, requests));
+serveInGroups<CountRequest>(db, (requests) => ({ outcomes: answerCounts(count, requests) }));

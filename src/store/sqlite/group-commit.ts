@@ -14,6 +14,22 @@ export type BookWrite =
   | { op: "update"; id: number; changes: BookChanges; expected?: ExpectedVersions }
   | { op: "remove"; id: number; expected?: ExpectedVersions };
 
+/**
+ * What one commit of the writer changed: the change count (migration 10) went from `from` to
+ * `to` in its transaction, by updates and deletes of these books and nothing else.
+ */
+export interface Changed {
+  from: number;
+  to: number;
+  ids: number[];
+}
+
+/** A group's outcomes, and what its commit changed when that is known. */
+export interface Committed {
+  outcomes: Outcome[];
+  changed?: Changed;
+}
+
 function apply(books: BookStatements, write: BookWrite): Outcome {
   const result =
     write.op === "create"
@@ -27,28 +43,35 @@ function apply(books: BookStatements, write: BookWrite): Outcome {
 /**
  * Applies the writes in one transaction, so they share one fsync, and tells what each came
  * to once it has committed. One write's failure must not fail the others: when the group
- * fails, they are replayed one by one (unless the database is locked: then each would be).
+ * fails, they are replayed one by one (unless the database is locked: then each would be),
+ * and what they changed is not told (another connection may have written between them).
  */
 export function commitGroup(
   db: DatabaseSync,
   books: BookStatements,
   writes: BookWrite[],
-): Outcome[] {
-  const commit = (group: BookWrite[]) =>
-    transaction(db, () => group.map((write) => apply(books, write)));
+): Committed {
+  const commit = (group: BookWrite[]): Required<Committed> =>
+    transaction(db, () => {
+      const from = books.changeCount();
+      const outcomes = group.map((write) => apply(books, write));
+      const ids = group.flatMap((write) => (write.op === "create" ? [] : [write.id]));
+      return { outcomes, changed: { from, to: books.changeCount(), ids } };
+    });
   try {
     return commit(writes);
   } catch (error) {
     const outcome = failure(error);
     if (writes.length === 1 || ("failed" in outcome && outcome.failed === "unavailable")) {
-      return writes.map(() => outcome);
+      return { outcomes: writes.map(() => outcome) };
     }
-    return writes.map((write) => {
+    const outcomes = writes.map((write) => {
       try {
-        return commit([write])[0] as Outcome;
+        return commit([write]).outcomes[0] as Outcome;
       } catch (single) {
         return failure(single);
       }
     });
+    return { outcomes };
   }
 }

@@ -3,8 +3,8 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
 import type { Book } from "../../rules/book.js";
 import { matchesTerms, type SearchTerm } from "../../rules/search.js";
-import type { ReadCaches } from "../read-caches.js";
 import { type BookPage, type BookQuery, pageKey, searchTimeLeft } from "../store.js";
+import type { KeptReads } from "./kept-reads.js";
 import { matchExpression } from "./search-index.js";
 import { cursorKey, type ListKind, listKind, listParameters, listSql, scanSql } from "./sql.js";
 
@@ -38,16 +38,8 @@ export interface Listing {
   list(query: BookQuery): BookPage;
 }
 
-/**
- * Reads listing pages through `caches`, checked against `dataVersion()` (which moves when
- * another connection commits) before each listing.
- */
-export function createListing(
-  db: DatabaseSync,
-  caches: ReadCaches,
-  dataVersion: () => number,
-  bounds: SearchBounds,
-): Listing {
+/** Reads listing pages, kept in `kept` until the catalogue changes. */
+export function createListing(db: DatabaseSync, kept: KeptReads, bounds: SearchBounds): Listing {
   const statementFor = preparedByShape(db);
   const matchesStmt = db.prepare(
     "SELECT rowid AS id FROM books_search WHERE books_search MATCH ? LIMIT ?",
@@ -68,19 +60,12 @@ export function createListing(
   }
 
   return {
-    list(query) {
-      const version = dataVersion();
-      if (version !== caches.version) caches.moveTo(version);
-      const key = pageKey(query);
-      let page = caches.pages.get(key);
-      if (page === undefined) {
+    list: (query) =>
+      kept.page(pageKey(query), () => {
         // A page reads a bounded window in a few milliseconds: checked before it begins.
         if (query.search?.length) searchTimeLeft(query.searchStarted, bounds.limitMs);
-        page = readPage(query);
-        caches.pages.set(key, page);
-      }
-      return page;
-    },
+        return readPage(query);
+      }),
   };
 }
 

@@ -61,7 +61,8 @@ export function serveWorkersWrites(path: string): { close(): Promise<void> } {
 
 /**
  * In a worker: the writer the primary runs. `onCommit` runs before each group of outcomes is
- * handed on. Without the primary, writes answer 503.
+ * handed on; what the group changed is not told here (the other workers' writes go through the
+ * same writer), so everything kept is forgotten. Without the primary, writes answer 503.
  */
 export function writerInPrimary(onCommit: () => void): Writer {
   const waiting = new Map<number, (outcome: Outcome) => void>();

@@ -3,11 +3,12 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { Book } from "../../rules/book.js";
-import { createReadCaches } from "../read-caches.js";
 import { type BookStore, StoreOpenError } from "../store.js";
 import { bookStatements } from "./books.js";
 import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
+import type { BookWrite, Changed } from "./group-commit.js";
+import { createKeptReads } from "./kept-reads.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
 import { writerInPrimary } from "./primary-writer.js";
 import { connect, migrate } from "./schema.js";
@@ -20,57 +21,49 @@ import { localWriter, threadWriter } from "./writer.js";
  *
  * Writes go to the writer (writer.ts): a thread of its own with its own connection, which
  * commits them in groups (group-commit.ts); reads of one turn share a read transaction
- * (shared-read.ts); listing pages and books read by id are kept until the database changes
- * (read-caches.ts). Statements never use RETURNING: SQLite runs its WAL auto-checkpoint only
+ * (shared-read.ts); listing pages are kept until the database changes, books read by id
+ * until a commit changes them (kept-reads.ts). Statements never use RETURNING: SQLite runs its WAL auto-checkpoint only
  * when a statement steps to completion, so RETURNING writes let the WAL grow without bound.
  */
 export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore {
   const db = openDatabase(path);
-  // Listing pages and books read by id are kept until the catalogue changes: this
-  // connection's commits clear them, and PRAGMA data_version moves when any other connection
-  // commits. A kept book costs a map lookup instead of a read (see docs/performance.md).
-  const caches = createReadCaches();
-  const dataVersionStmt = db.prepare("PRAGMA data_version");
-  const dataVersion = () => (dataVersionStmt.get() as { data_version: number }).data_version;
-  const sharedRead = createSharedRead(db);
-  const listing = createListing(db, caches, dataVersion, bounds);
-  // Reads after a commit see it: the turn's read transaction ends, kept reads are forgotten.
-  const onCommit = () => {
-    sharedRead.end();
-    caches.clear();
-  };
   const books = bookStatements(db);
+  // Writes sent and not yet answered: a change the writer has not yet told of may be theirs.
+  let writing = 0;
+  // A kept book costs a map lookup instead of a read (see docs/performance.md).
+  const kept = createKeptReads(db, books.changeCount, () => writing);
+  const sharedRead = createSharedRead(db);
+  const listing = createListing(db, kept, bounds);
+  // Reads after a commit see it: the turn's read transaction ends, what it changed is forgotten.
+  const onCommit = (changed?: Changed) => {
+    sharedRead.end();
+    kept.committed(changed);
+  };
   const inMemory = path === ":memory:";
   // A worker of WORKERS above 1 writes through the primary's writer (primary-writer.ts).
   const writer = inMemory
-    ? localWriter(db, books, onCommit)
+    ? localWriter(db, books, sharedRead.end, onCommit)
     : cluster.isWorker
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
-  const counter = inMemory ? localCounter(db, bounds.limitMs) : threadCounter(path, bounds.limitMs);
-  // Books read by id are checked once a turn, as the shared read begins (its first read: the
-  // version of its snapshot).
-  const checkVersion = () => {
-    const version = dataVersion();
-    if (version !== caches.version) caches.moveTo(version);
+  const write = (sent: BookWrite) => {
+    writing++;
+    return writer.write(sent).finally(() => writing--);
   };
+  const counter = inMemory ? localCounter(db, bounds.limitMs) : threadCounter(path, bounds.limitMs);
 
   return {
     get: (id) =>
       withStoreErrors(() => {
-        sharedRead.enter(checkVersion);
-        const kept = caches.books.get(id);
-        if (kept !== undefined) return kept;
-        const book = books.get(id);
-        if (book !== undefined) caches.books.set(book);
-        return book;
+        sharedRead.enter(kept.beginRead);
+        return kept.book(id, books.get);
       }),
     list: (query) => withStoreErrors(() => listing.list(query)),
     count: (filters) => counter.count(filters),
-    create: (book) => writer.write({ op: "create", book }) as Promise<Book>,
+    create: (book) => write({ op: "create", book }) as Promise<Book>,
     update: (id, changes, expected) =>
-      writer.write({ op: "update", id, changes, expected }) as Promise<Book | undefined>,
-    remove: (id, expected) => writer.write({ op: "remove", id, expected }) as Promise<boolean>,
+      write({ op: "update", id, changes, expected }) as Promise<Book | undefined>,
+    remove: (id, expected) => write({ op: "remove", id, expected }) as Promise<boolean>,
     ping: () => withStoreErrors(() => books.ping()),
     close: async () => {
       await Promise.all([writer.close(), counter.close()]);

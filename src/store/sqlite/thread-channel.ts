@@ -3,6 +3,7 @@
 import { Worker } from "node:worker_threads";
 import { StoreUnavailableError } from "../store.js";
 import { translate } from "./errors.js";
+import type { Changed } from "./group-commit.js";
 import type { Outcome } from "./outcome.js";
 
 export interface ThreadChannel<Request> {
@@ -12,8 +13,14 @@ export interface ThreadChannel<Request> {
   close(): Promise<void>;
 }
 
-/** What a thread answers: the outcome of each request, by the id it was sent with. */
-export type Reply = [id: number, outcome: Outcome][];
+/**
+ * What a thread answers: the outcome of each request, by the id it was sent with, and what
+ * the commit of those requests changed (the writer's, when known).
+ */
+export interface Reply {
+  outcomes: [id: number, outcome: Outcome][];
+  changed?: Changed;
+}
 
 /** The threads' entry files, beside this one. */
 export type ThreadEntry = "writer-thread" | "count-thread";
@@ -23,14 +30,15 @@ const fromSources = import.meta.url.endsWith(".ts");
 
 /**
  * Requests to the thread `entry` (started by the first) on the database file at `path`, its
- * schema already prepared. `onReply` runs before the outcomes of each reply are handed on. A
+ * schema already prepared. `onReply` runs, with what the reply's commit changed, before the
+ * outcomes of each reply are handed on. A
  * thread that stops fails the requests it held, and the next request starts another; an
  * idle thread does not keep the process running.
  */
 export function openThreadChannel<Request>(
   entry: ThreadEntry,
   path: string,
-  onReply: () => void = () => {},
+  onReply: (changed: Changed | undefined) => void = () => {},
 ): ThreadChannel<Request> {
   const pending = new Map<number, (outcome: Outcome | { error: unknown }) => void>();
   let nextId = 0;
@@ -45,8 +53,8 @@ export function openThreadChannel<Request>(
     });
     started.unref();
     started.on("message", (reply: Reply) => {
-      onReply();
-      for (const [id, outcome] of reply) {
+      onReply(reply.changed);
+      for (const [id, outcome] of reply.outcomes) {
         pending.get(id)?.(outcome);
         pending.delete(id);
       }

@@ -4,7 +4,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { perTurn } from "../per-turn.js";
 import type { BookStatements } from "./books.js";
-import { type BookWrite, commitGroup } from "./group-commit.js";
+import { type BookWrite, type Changed, commitGroup } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
 import { openThreadChannel } from "./thread-channel.js";
 
@@ -17,26 +17,33 @@ export interface Writer {
 
 /**
  * The writer for the file at `path`: its thread commits the writes that arrive together in
- * one transaction and one fsync. `onCommit` runs before each group's results are handed on
- * (to end this thread's shared read and forget cached reads).
+ * one transaction and one fsync. `onCommit` runs, with what the group changed, before its
+ * results are handed on (to end this thread's shared read and forget what it changed).
  */
-export function threadWriter(path: string, onCommit: () => void): Writer {
+export function threadWriter(path: string, onCommit: (changed?: Changed) => void): Writer {
   const channel = openThreadChannel<BookWrite>("writer-thread", path, onCommit);
   return { write: (write) => channel.send(write).then(settle), close: channel.close };
 }
 
 /**
  * The writer for a database in memory, on this thread's connection (with its statements,
- * `books`): writes that arrive in one turn commit after it.
+ * `books`): writes that arrive in one turn commit after it, once `beforeCommit` has ended the
+ * connection's read.
  */
-export function localWriter(db: DatabaseSync, books: BookStatements, onCommit: () => void): Writer {
+export function localWriter(
+  db: DatabaseSync,
+  books: BookStatements,
+  beforeCommit: () => void,
+  onCommit: (changed?: Changed) => void,
+): Writer {
   const group = perTurn((held: { write: BookWrite; answer: (outcome: Outcome) => void }[]) => {
-    onCommit();
-    const outcomes = commitGroup(
+    beforeCommit();
+    const { outcomes, changed } = commitGroup(
       db,
       books,
       held.map((sent) => sent.write),
     );
+    onCommit(changed);
     for (const [i, outcome] of outcomes.entries()) held[i]?.answer(outcome);
   });
   return {
