@@ -207,8 +207,8 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 10,
     // SQLite keeps the books it read by id across its writer's commits, forgetting only those
     // a commit changed (sqlite/kept-reads.ts). The count of books ever changed or deleted,
-    // kept by triggers whoever writes, shows it every change of another connection, which
-    // forgets everything kept. PostgreSQL has its commit counter (versions 5 and 6).
+    // kept by triggers whoever writes, shows every change another connection makes; such a
+    // change forgets everything kept. PostgreSQL has its commit counter (versions 5 and 6).
     sqlite: `
       CREATE TABLE books_change_count (n INTEGER NOT NULL) STRICT;
       INSERT INTO books_change_count VALUES (0);
