@@ -693,6 +693,43 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("two statements of updates under way at once, on the same books, never deadlock", async () => {
+      // With a pool of two, two batches run at once; were each to lock its books in the
+      // order the requests came, one holding a book the other waits for would wait in turn,
+      // and PostgreSQL would fail one after deadlock_timeout (its requests then retried one
+      // by one, a second late).
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const created = await Promise.all(
+        Array.from({ length: 2_000 }, (_, i) =>
+          store.create({ title: `B${i}`, author: "A", year: i }),
+        ),
+      );
+      const db = await openDb(parsePostgresUrl(schema.dbUrl) as PostgresAddress, {
+        poolSize: 2,
+        timeoutMs: 10_000,
+        preparedStatements: true,
+        applicationName: "test",
+      });
+      const ids = created.map((book) => book.id);
+      for (let round = 0; round < 3; round++) {
+        const [up, down] = await Promise.all([
+          updateBooks(
+            db,
+            ids.map((id) => ({ id, changes: { year: 1000 + round } })),
+          ),
+          updateBooks(
+            db,
+            ids.toReversed().map((id) => ({ id, changes: { year: 2000 + round } })),
+          ),
+        ]);
+        assert.equal(up.length + down.length, 2 * ids.length);
+      }
+      await db.end();
+      await store.close();
+      await schema.drop();
+    });
+
     test("writes sent in one turn share one statement and one commit, whatever the pool's size", async () => {
       const schema = await freshPostgresSchema();
       const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });

@@ -63,7 +63,9 @@ export interface Update {
 /**
  * Applies each update's present fields and their search words in one statement; undefined
  * for an id no book has. Updates of one book more than once go one at a time, in order, so
- * that each applies to what the one before left.
+ * that each applies to what the one before left. Books are locked in the order of their ids,
+ * as every statement of updates locks them: two under way at once on the same books wait for
+ * each other in turn, never each for the other (a deadlock PostgreSQL ends after a second).
  */
 export async function updateBooks(
   db: Queryable,
@@ -74,6 +76,14 @@ export async function updateBooks(
     for (const update of updates) results.push(...(await updateBooks(db, [update])));
     return results;
   }
+  const byId = await updateInIdOrder(
+    db,
+    updates.toSorted((a, b) => a.id - b.id),
+  );
+  return updates.map((u) => byId.get(u.id));
+}
+
+async function updateInIdOrder(db: Queryable, updates: readonly Update[]) {
   const field = <T>(pick: (changes: BookChanges) => T | undefined) =>
     updates.map((u) => pick(u.changes) ?? null);
   const derived = (fold: (text: string) => string) =>
@@ -91,8 +101,7 @@ export async function updateBooks(
       ${derived(lexemes)}, ${derived(sortKey)}) AS u(id, title, author, year, tw, aw, tk, ak)
     WHERE books.id = u.id
     RETURNING books.id, books.title, books.author, books.year`);
-  const byId = new Map(updated.map((book) => [book.id, book]));
-  return updates.map((u) => byId.get(u.id));
+  return new Map(updated.map((book) => [book.id, book]));
 }
 
 /**
