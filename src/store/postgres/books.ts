@@ -63,9 +63,9 @@ export interface Update {
 /**
  * Applies each update's present fields and their search words in one statement; undefined
  * for an id no book has. Updates of one book more than once go one at a time, in order, so
- * that each applies to what the one before left. Books are locked in the order of their ids,
- * as every statement of updates locks them: two under way at once on the same books wait for
- * each other in turn, never each for the other (a deadlock PostgreSQL ends after a second).
+ * that each applies to what the one before left. Each statement locks its books in the order
+ * of their ids, so two under way at once on the same books wait for each other in turn, never
+ * each for the other (a deadlock, which PostgreSQL ends after a second).
  */
 export async function updateBooks(
   db: Queryable,
