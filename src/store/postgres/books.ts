@@ -61,26 +61,36 @@ export interface Update {
 }
 
 /**
- * Applies each update's present fields and their search words in one statement; undefined
- * for an id no book has. Updates of one book more than once go one at a time, in order, so
- * that each applies to what the one before left. Each statement locks its books in the order
- * of their ids, so two under way at once on the same books wait for each other in turn, never
- * each for the other (a deadlock, which PostgreSQL ends after a second).
+ * Applies each update's present fields and their search words; undefined for an id no book
+ * has. One statement a round: the first round holds each book's first update, the next each
+ * book's second, and so on, so that an update of a book asked more than once applies to what
+ * the one before left. Each statement locks its books in the order of their ids, so two under
+ * way at once on the same books wait for each other in turn, never each for the other (a
+ * deadlock, which PostgreSQL ends after a second).
  */
 export async function updateBooks(
   db: Queryable,
   updates: readonly Update[],
 ): Promise<(Book | undefined)[]> {
-  if (new Set(updates.map((u) => u.id)).size < updates.length) {
-    const results: (Book | undefined)[] = [];
-    for (const update of updates) results.push(...(await updateBooks(db, [update])));
-    return results;
+  const rounds: Update[][] = [];
+  const asked = new Map<number, number>();
+  const roundOf = updates.map((update) => {
+    const round = asked.get(update.id) ?? 0;
+    asked.set(update.id, round + 1);
+    if (round === rounds.length) rounds.push([]);
+    rounds[round]?.push(update);
+    return round;
+  });
+  const updated: Map<number, Book>[] = [];
+  for (const round of rounds) {
+    updated.push(
+      await updateInIdOrder(
+        db,
+        round.toSorted((a, b) => a.id - b.id),
+      ),
+    );
   }
-  const byId = await updateInIdOrder(
-    db,
-    updates.toSorted((a, b) => a.id - b.id),
-  );
-  return updates.map((u) => byId.get(u.id));
+  return updates.map((u, i) => updated[roundOf[i] as number]?.get(u.id));
 }
 
 async function updateInIdOrder(db: Queryable, updates: readonly Update[]) {
