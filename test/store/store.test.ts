@@ -771,6 +771,49 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("writes of every kind that arrive while the pool is busy gather until a connection is free", async () => {
+      // A kind of write that started its own statement whenever none of its kind was under
+      // way would only queue it behind the others' for the connection, each statement small.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.create({ title: `B${i}`, author: "A", year: 1 }),
+        ),
+      );
+      const db = await pgConnect(schema.dbUrl);
+      // The statement trigger counts each statement that changed books (migration 5).
+      const statements = async () =>
+        Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
+      const before = await statements();
+      // Writes wait on the table's lock: the pool's one connection is held by the first.
+      const holder = await pgConnect(schema.dbUrl);
+      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
+      const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+      const answers: Promise<unknown>[] = [];
+      for (const [turn, kind] of ["update", "remove", "update", "remove"].entries()) {
+        for (const book of created.slice(turn * 5, turn * 5 + 5)) {
+          answers.push(
+            kind === "update" ? store.update(book.id, { year: 2000 }) : store.remove(book.id),
+          );
+        }
+        await nextTurn();
+      }
+      await holder.script("COMMIT");
+      await holder.end();
+      const answered = await Promise.all(answers);
+      assert.equal(answered.filter((answer) => answer === true).length, 10);
+      // The first updates, then the deletes of both turns, then the later updates.
+      assert.equal((await statements()) - before, 3);
+      assert.deepEqual(
+        booksOf(await store.list({ after: 0, limit: 100 })).map((book) => book.year),
+        Array(10).fill(2000),
+      );
+      await db.end();
+      await store.close();
+      await schema.drop();
+    });
+
     test("a year change writes no index of books (a HOT update); the year's own index follows", async () => {
       // An index of books on the year would have each year change write every index of
       // books, the word index's entries among them (migration 9, docs/performance.md).

@@ -3,7 +3,7 @@
 import type { Book } from "../../rules/book.js";
 import { createReadCaches } from "../read-caches.js";
 import { type BookPage, type BookQuery, pageKey } from "../store.js";
-import { batched } from "./batching.js";
+import type { Batched } from "./batching.js";
 import { selectBooks } from "./books.js";
 import { createCommitCounter, type Validator } from "./commit-counter.js";
 import { withStoreErrors } from "./errors.js";
@@ -15,7 +15,7 @@ export interface KeptReads {
   list(query: BookQuery): Promise<BookPage>;
 }
 
-export function createKeptReads(db: Db, poolSize: number, listing: Listing): KeptReads {
+export function createKeptReads(db: Db, batched: Batched, listing: Listing): KeptReads {
   const caches = createReadCaches<string>();
   const counter = createCommitCounter(db);
   let cachesRead = 0;
@@ -34,7 +34,7 @@ export function createKeptReads(db: Db, poolSize: number, listing: Listing): Kep
   const freshVersion = async () => seen(await counter.latest());
   // Reads by id that arrive together go in one statement (batching.ts), which
   // reads the version beside the books: a book not kept costs one round trip, not two.
-  const readBooks = batched(poolSize, (ids: readonly number[]) =>
+  const readBooks = batched((ids: readonly number[]) =>
     withStoreErrors(async () => {
       const read = counter.claimRead();
       const { books, version } = await selectBooks(db, ids);

@@ -2,7 +2,7 @@ import type { NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
-import { batched } from "./batching.js";
+import { batching } from "./batching.js";
 import { deleteBooks, insertBooks, lockExpected, type Update, updateBooks } from "./books.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
 import { createKeptReads } from "./kept-reads.js";
@@ -42,18 +42,18 @@ export const STORE_OPEN_TIMEOUT_SECONDS = 10;
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
   const db = await connect(url, options);
   const listing = createListing(db, options.searchTimeoutMs ?? 1_000, options.searchBounds);
-  const kept = createKeptReads(db, options.poolSize, listing);
   // Creates, updates and deletes are sent together (as reads by id, kept-reads.ts): those
-  // that arrive in one turn, or while as many statements of their kind as the pool has
-  // connections are under way, go in one statement, in one commit (one WAL flush). See
-  // docs/performance.md.
-  const createBooks = batched(options.poolSize, (books: readonly NewBook[]) =>
+  // that arrive in one turn, or while the pool's connections all run such statements, go in
+  // one statement, in one commit (one WAL flush). See docs/performance.md.
+  const batched = batching(options.poolSize);
+  const kept = createKeptReads(db, batched, listing);
+  const createBooks = batched((books: readonly NewBook[]) =>
     withStoreErrors(() => insertBooks(db, books)),
   );
-  const updateBatch = batched(options.poolSize, (updates: readonly Update[]) =>
+  const updateBatch = batched((updates: readonly Update[]) =>
     withStoreErrors(() => updateBooks(db, updates)),
   );
-  const deleteBatch = batched(options.poolSize, (ids: readonly number[]) =>
+  const deleteBatch = batched((ids: readonly number[]) =>
     withStoreErrors(() => deleteBooks(db, ids)),
   );
 
