@@ -33,12 +33,16 @@ import {
   type OpenedStore,
   storesUnderTest,
 } from "../support/helpers.js";
-import { insertStoredBooks, pgConnect } from "../support/pg.js";
+import { insertStoredBooks, type PgConnection, pgConnect } from "../support/pg.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
 const kinds = await storesUnderTest({ throughPgbouncer: true });
 const postgresKind = kinds.find((k) => k.name === "postgres");
+
+/** The statements that have changed books: the commit counter's trigger counts each (migration 5). */
+const statementsOnBooks = async (db: PgConnection) =>
+  Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
 
 /** Books stored before the search index existed (migration v4). */
 const OLD_SHELF: [string, string, number][] = [
@@ -665,9 +669,7 @@ describe("opening a store", () => {
         [second.id, { title: "Émile ou de l'éducation", author: "Rousseau" }],
       ];
       const db = await pgConnect(schema.dbUrl);
-      // The statement trigger counts each statement that changed books (migration 5).
-      const statements = async () =>
-        Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
+      const statements = () => statementsOnBooks(db);
       const before = await statements();
       const results = await Promise.all(updates.map(([id, changes]) => store.update(id, changes)));
       // A round for each time a book is asked again, not a statement for every update.
@@ -750,9 +752,7 @@ describe("opening a store", () => {
       const schema = await freshPostgresSchema();
       const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });
       const db = await pgConnect(schema.dbUrl);
-      // The statement trigger counts each statement that changed books (migration 5).
-      const statements = async () =>
-        Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
+      const statements = () => statementsOnBooks(db);
       const created = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           store.create({ title: `B${i}`, author: "A", year: 1 }),
@@ -782,9 +782,7 @@ describe("opening a store", () => {
         ),
       );
       const db = await pgConnect(schema.dbUrl);
-      // The statement trigger counts each statement that changed books (migration 5).
-      const statements = async () =>
-        Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
+      const statements = () => statementsOnBooks(db);
       const before = await statements();
       // Writes wait on the table's lock: the pool's one connection is held by the first.
       const holder = await pgConnect(schema.dbUrl);
