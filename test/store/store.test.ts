@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -498,6 +498,38 @@ describe("opening a store", () => {
     assert.equal(booksOf(await store.list({ after: 0, limit: 1000 })).length, 60 * 5);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("SQLite: under a stream of writes the WAL file stays within its bound (about 17 MiB)", async () => {
+    // The writer copies the WAL back into the database every 4,000 frames, and SQLite then
+    // writes the WAL from its start again; these updates write some 220 MiB of frames.
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const ids: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      const made = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          store.create({ title: `Book ${round}-${i}`, author: `Author ${i}`, year: 2000 }),
+        ),
+      );
+      ids.push(...made.map((book) => book.id));
+    }
+    let largest = 0;
+    for (let round = 0; round < 120; round++) {
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) => {
+          const id = ids[(round * 7919 + i * 104_729) % ids.length] as number;
+          return store.update(id, { title: `Renamed ${round} ${i}` });
+        }),
+      );
+      largest = Math.max(largest, statSync(`${path}-wal`).size);
+    }
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    // 4,000 frames of 4 KiB and their headers, and the commit that passed them: one group's.
+    assert.ok(largest > 15 * 2 ** 20, `the WAL grew to ${largest} bytes only`);
+    assert.ok(largest < 24 * 2 ** 20, `the WAL grew to ${largest} bytes`);
   });
 
   test("SQLite: a store opening while another connection holds the file's lock waits for it", async () => {
