@@ -500,9 +500,10 @@ describe("opening a store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("SQLite: under a stream of writes the WAL file stays within its bound (about 17 MiB)", async () => {
-    // The writer copies the WAL back into the database every 4,000 frames, and SQLite then
-    // writes the WAL from its start again; these updates write some 220 MiB of frames.
+  test("SQLite: under a stream of writes the WAL file stays within its bound (a few MiB)", async () => {
+    // The writer copies the WAL back into the database every 1,000 frames (SQLite's default),
+    // and SQLite then writes the WAL from its start again, so a small disk's last room is not
+    // held by the WAL; these updates write some 220 MiB of frames.
     const dir = mkdtempSync(join(tmpdir(), "books-"));
     const path = join(dir, "books.db");
     const store = openSqliteStore(path);
@@ -527,9 +528,9 @@ describe("opening a store", () => {
     }
     await store.close();
     rmSync(dir, { recursive: true, force: true });
-    // 4,000 frames of 4 KiB and their headers, and the commit that passed them: one group's.
-    assert.ok(largest > 15 * 2 ** 20, `the WAL grew to ${largest} bytes only`);
-    assert.ok(largest < 24 * 2 ** 20, `the WAL grew to ${largest} bytes`);
+    // 1,000 frames of 4 KiB and their headers, and the commit that passed them: one group's.
+    assert.ok(largest > 3.5 * 2 ** 20, `the WAL grew to ${largest} bytes only`);
+    assert.ok(largest < 12 * 2 ** 20, `the WAL grew to ${largest} bytes`);
   });
 
   test("SQLite: a store opening while another connection holds the file's lock waits for it", async () => {
