@@ -850,6 +850,81 @@ describe("opening a store", () => {
       await schema.drop();
     });
 
+    test("one write commits at a time: the others gather, and reads answer while it waits", async () => {
+      // With a pool of two, a second turn's updates would take the other connection for a
+      // statement of their own, and wait on the lock beside the first: reads would wait too.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.create({ title: `B${i}`, author: "A", year: 1 }),
+        ),
+      );
+      const db = await pgConnect(schema.dbUrl);
+      const before = await statementsOnBooks(db);
+      const holder = await pgConnect(schema.dbUrl);
+      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
+      const updates: Promise<unknown>[] = [];
+      for (let turn = 0; turn < 4; turn++) {
+        for (const book of created.slice(turn * 5, turn * 5 + 5)) {
+          updates.push(store.update(book.id, { year: 2000 + turn }));
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // The lock still held: a read by id answers on the connection left to reads.
+      const last = created.at(-1) as Book;
+      try {
+        assert.deepEqual(await store.get(last.id), last);
+      } finally {
+        await holder.script("COMMIT");
+        await holder.end();
+      }
+      await Promise.all(updates);
+      // The first turn's updates, then the three later turns' in one statement.
+      assert.equal((await statementsOnBooks(db)) - before, 2);
+      assert.deepEqual(
+        booksOf(await store.list({ after: 0, limit: 100 })).map((book) => book.year),
+        created.map((_, i) => 2000 + Math.floor(i / 5)),
+      );
+      await db.end();
+      await store.close();
+      await schema.drop();
+    });
+
+    test("writes of each kind commit in the order they arrived, never behind a later kind's", async () => {
+      // Were the write slot handed round from whichever kind ran last, a read between would
+      // send it back to the kinds before deletes each time, and a stream of updates would keep
+      // deletes waiting.
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });
+      const created = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => store.create({ title: `B${i}`, author: "A", year: 1 })),
+      );
+      const ids = created.map((book) => book.id);
+      const holder = await pgConnect(schema.dbUrl);
+      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
+      const answered: string[] = [];
+      const answer = (label: string, write: Promise<unknown>) =>
+        write.then(() => answered.push(label));
+      const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+      const writes = [answer("first updates", store.update(ids[0] as number, { year: 2 }))];
+      await nextTurn();
+      writes.push(answer("delete", store.remove(ids[1] as number)));
+      writes.push(answer("read", store.get(ids[2] as number)));
+      await nextTurn();
+      writes.push(answer("later updates", store.update(ids[3] as number, { year: 3 })));
+      try {
+        await writes[2];
+      } finally {
+        await holder.script("COMMIT");
+        await holder.end();
+      }
+      await Promise.all(writes);
+      assert.deepEqual(answered, ["read", "first updates", "delete", "later updates"]);
+      await store.close();
+      await schema.drop();
+    });
+
     test("a year change writes no index of books (a HOT update); the year's own index follows", async () => {
       // An index of books on the year would have each year change write every index of
       // books, the word index's entries among them (migration 9, docs/performance.md).

@@ -43,18 +43,22 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
   const db = await connect(url, options);
   const listing = createListing(db, options.searchTimeoutMs ?? 1_000, options.searchBounds);
   // Creates, updates and deletes are sent together (as reads by id, kept-reads.ts): those
-  // that arrive in one turn, or while the pool's connections all run such statements, go in
-  // one statement, in one commit (one WAL flush). See docs/performance.md.
+  // that arrive in one turn, or while another write commits, go in one statement, in one
+  // commit (one WAL flush); one write is under way at a time. See docs/performance.md.
   const batched = batching(options.poolSize);
+  const write = { write: true };
   const kept = createKeptReads(db, batched, listing);
-  const createBooks = batched((books: readonly NewBook[]) =>
-    withStoreErrors(() => insertBooks(db, books)),
+  const createBooks = batched(
+    (books: readonly NewBook[]) => withStoreErrors(() => insertBooks(db, books)),
+    write,
   );
-  const updateBatch = batched((updates: readonly Update[]) =>
-    withStoreErrors(() => updateBooks(db, updates)),
+  const updateBatch = batched(
+    (updates: readonly Update[]) => withStoreErrors(() => updateBooks(db, updates)),
+    write,
   );
-  const deleteBatch = batched((ids: readonly number[]) =>
-    withStoreErrors(() => deleteBooks(db, ids)),
+  const deleteBatch = batched(
+    (ids: readonly number[]) => withStoreErrors(() => deleteBooks(db, ids)),
+    write,
   );
 
   /** A write on a condition: in one transaction, after locking the book and checking it. */
