@@ -904,23 +904,23 @@ describe("opening a store", () => {
       const holder = await pgConnect(schema.dbUrl);
       await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
       const answered: string[] = [];
-      const answer = (label: string, write: Promise<unknown>) =>
-        write.then(() => answered.push(label));
+      const answer = (label: string, request: Promise<unknown>) =>
+        request.then(() => answered.push(label));
       const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-      const writes = [answer("first updates", store.update(ids[0] as number, { year: 2 }))];
+      const requests = [answer("first update", store.update(ids[0] as number, { year: 2 }))];
       await nextTurn();
-      writes.push(answer("delete", store.remove(ids[1] as number)));
-      writes.push(answer("read", store.get(ids[2] as number)));
+      requests.push(answer("delete", store.remove(ids[1] as number)));
+      requests.push(answer("read", store.get(ids[2] as number)));
       await nextTurn();
-      writes.push(answer("later updates", store.update(ids[3] as number, { year: 3 })));
+      requests.push(answer("later update", store.update(ids[3] as number, { year: 3 })));
       try {
-        await writes[2];
+        await requests[2];
       } finally {
         await holder.script("COMMIT");
         await holder.end();
       }
-      await Promise.all(writes);
-      assert.deepEqual(answered, ["read", "first updates", "delete", "later updates"]);
+      await Promise.all(requests);
+      assert.deepEqual(answered, ["read", "first update", "delete", "later update"]);
       await store.close();
       await schema.drop();
     });
