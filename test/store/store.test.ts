@@ -44,6 +44,9 @@ const postgresKind = kinds.find((k) => k.name === "postgres");
 const statementsOnBooks = async (db: PgConnection) =>
   Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
 
+/** After the event loop's current turn: what the store gathered in it has been handed on. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 /** Books stored before the search index existed (migration v4). */
 const OLD_SHELF: [string, string, number][] = [
   ["Les Misérables", "Victor Hugo", 1862],
@@ -389,11 +392,11 @@ describe("opening a store", () => {
     // The snapshot of this turn's reads never holds up another writer.
     other.prepare("UPDATE books SET year = 1966 WHERE id = ?").run(book.id);
     assert.equal(await yearOf(book.id), DUNE.year);
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     assert.equal(await yearOf(book.id), 1966);
     // A write of the store's own sees the other connection's commit. That connection holds
     // the write lock as the write is asked for, so it commits first.
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     other.exec(`BEGIN IMMEDIATE; UPDATE books SET title = 'Dune Messiah' WHERE id = ${book.id}`);
     const updated = store.update(book.id, { year: 1969 });
     other.exec("COMMIT");
@@ -417,7 +420,6 @@ describe("opening a store", () => {
       ["Dune", "Emma", "Ubik"].map((title) => store.create({ ...DUNE, title })),
     );
     const [dune, emma, ubik] = shelf.map((book) => book.id) as [number, number, number];
-    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     const titles = async () => {
       await nextTurn();
       return (await Promise.all(shelf.map((book) => store.get(book.id)))).map((b) => b?.title);
@@ -655,6 +657,27 @@ describe("opening a store", () => {
       return { schema, mine, theirs };
     }
 
+    /**
+     * A store with `count` books on a fresh schema, and another connection holding the books'
+     * table locked, so that writes wait, until `release`.
+     */
+    async function storeBehindLock(pgPoolSize: number, count: number) {
+      const schema = await freshPostgresSchema();
+      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize });
+      const created = await Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          store.create({ title: `B${i}`, author: "A", year: 1 }),
+        ),
+      );
+      const holder = await pgConnect(schema.dbUrl);
+      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
+      const release = async () => {
+        await holder.script("COMMIT");
+        await holder.end();
+      };
+      return { schema, store, created, release };
+    }
+
     test("creates and reads sent together each get their own book; a book PostgreSQL refuses fails alone", async () => {
       // Sent in one turn, the 50 creates go in one statement, which fails and is tried again
       // for each book alone; the reads go together too.
@@ -812,20 +835,11 @@ describe("opening a store", () => {
     test("writes of every kind that arrive while the pool is busy gather until a connection is free", async () => {
       // A kind of write that started its own statement whenever none of its kind was under
       // way would only queue it behind the others' for the connection, each statement small.
-      const schema = await freshPostgresSchema();
-      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 1 });
-      const created = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          store.create({ title: `B${i}`, author: "A", year: 1 }),
-        ),
-      );
+      // Writes wait on the table's lock: the pool's one connection is held by the first.
+      const { schema, store, created, release } = await storeBehindLock(1, 20);
       const db = await pgConnect(schema.dbUrl);
       const statements = () => statementsOnBooks(db);
       const before = await statements();
-      // Writes wait on the table's lock: the pool's one connection is held by the first.
-      const holder = await pgConnect(schema.dbUrl);
-      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
-      const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
       const answers: Promise<unknown>[] = [];
       for (const [turn, kind] of ["update", "remove", "update", "remove"].entries()) {
         for (const book of created.slice(turn * 5, turn * 5 + 5)) {
@@ -835,8 +849,7 @@ describe("opening a store", () => {
         }
         await nextTurn();
       }
-      await holder.script("COMMIT");
-      await holder.end();
+      await release();
       const answered = await Promise.all(answers);
       assert.equal(answered.filter((answer) => answer === true).length, 10);
       // The first updates, then the deletes of both turns, then the later updates.
@@ -853,31 +866,22 @@ describe("opening a store", () => {
     test("one write commits at a time: the others gather, and reads answer while it waits", async () => {
       // With a pool of two, a second turn's updates would take the other connection for a
       // statement of their own, and wait on the lock beside the first: reads would wait too.
-      const schema = await freshPostgresSchema();
-      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });
-      const created = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          store.create({ title: `B${i}`, author: "A", year: 1 }),
-        ),
-      );
+      const { schema, store, created, release } = await storeBehindLock(2, 20);
       const db = await pgConnect(schema.dbUrl);
       const before = await statementsOnBooks(db);
-      const holder = await pgConnect(schema.dbUrl);
-      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
       const updates: Promise<unknown>[] = [];
       for (let turn = 0; turn < 4; turn++) {
         for (const book of created.slice(turn * 5, turn * 5 + 5)) {
           updates.push(store.update(book.id, { year: 2000 + turn }));
         }
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       // The lock still held: a read by id answers on the connection left to reads.
       const last = created.at(-1) as Book;
       try {
         assert.deepEqual(await store.get(last.id), last);
       } finally {
-        await holder.script("COMMIT");
-        await holder.end();
+        await release();
       }
       await Promise.all(updates);
       // The first turn's updates, then the three later turns' in one statement.
@@ -895,18 +899,11 @@ describe("opening a store", () => {
       // Were the write slot handed round from whichever kind ran last, a read between would
       // send it back to the kinds before deletes each time, and a stream of updates would keep
       // deletes waiting.
-      const schema = await freshPostgresSchema();
-      const store = await openStore({ db: { kind: "postgres", url: schema.dbUrl }, pgPoolSize: 2 });
-      const created = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => store.create({ title: `B${i}`, author: "A", year: 1 })),
-      );
+      const { schema, store, created, release } = await storeBehindLock(2, 6);
       const ids = created.map((book) => book.id);
-      const holder = await pgConnect(schema.dbUrl);
-      await holder.script("BEGIN; LOCK TABLE books IN EXCLUSIVE MODE");
       const answered: string[] = [];
       const answer = (label: string, request: Promise<unknown>) =>
         request.then(() => answered.push(label));
-      const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
       const requests = [answer("first update", store.update(ids[0] as number, { year: 2 }))];
       await nextTurn();
       requests.push(answer("delete", store.remove(ids[1] as number)));
@@ -916,8 +913,7 @@ describe("opening a store", () => {
       try {
         await requests[2];
       } finally {
-        await holder.script("COMMIT");
-        await holder.end();
+        await release();
       }
       await Promise.all(requests);
       assert.deepEqual(answered, ["read", "first update", "delete", "later update"]);
