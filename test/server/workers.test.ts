@@ -161,6 +161,27 @@ for (const kind of await storesUnderTest()) {
       assert.equal(await service.stop(), 0);
     });
 
+    test("every answer of a write crosses from the writer: a missing book is 404 through both workers", async () => {
+      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      await bothListening(service);
+      const token = await tokenOf(service);
+      // Three requests a round: each worker gets both kinds (connections go to them in turn).
+      const answered = new Set<string>();
+      for (let i = 0; i < 2; i++) {
+        for (const method of ["PUT", "DELETE", "PUT"]) {
+          const body = method === "PUT" ? { year: 2000 } : undefined;
+          const answer = await fresh(service, method, "/book/999999", token, body);
+          answered.add(`${answer.worker} ${method} ${answer.status}`);
+        }
+      }
+      assert.deepEqual(
+        [...answered].sort(),
+        ["w1 DELETE 404", "w1 PUT 404", "w2 DELETE 404", "w2 PUT 404"],
+        service.output(),
+      );
+      assert.equal(await service.stop(), 0);
+    });
+
     test("two instances on one database: a write through one is listed at once by the other", async () => {
       const env = { ...ENV, DB_URL: dbUrl, WORKERS: "1", SECRET_TOKEN: "s".repeat(32) };
       const [one, other] = [

@@ -8,8 +8,10 @@ import {
 } from "../store.js";
 import { translate } from "./errors.js";
 
+// A value of undefined (an update that found no book) crosses JSON (the cluster's channel)
+// as an outcome with neither key: whatever has no failure is a value.
 export type Outcome =
-  | { value: unknown }
+  | { value?: unknown }
   | { failed: "changed" | "unavailable" | "full" | "too broad" | "error"; message?: string };
 
 /** The outcome of an error thrown by a store call. */
@@ -22,7 +24,7 @@ export function failure(error: unknown): Outcome {
 
 /** The result the caller gets: the outcome's value, or the error it names. */
 export function settle(outcome: Outcome): unknown {
-  if ("value" in outcome) return outcome.value;
+  if (!("failed" in outcome)) return outcome.value;
   if (outcome.failed === "changed") throw new BookChangedError();
   if (outcome.failed === "unavailable") throw new StoreUnavailableError();
   if (outcome.failed === "full") throw new StoreFullError();
