@@ -4,6 +4,7 @@
 // stops them together.
 import cluster, { type Worker } from "node:cluster";
 import type { Server } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import type { Registry } from "prom-client";
 import { keepWorkersLoginCounts } from "../auth/open-login-limiter.js";
@@ -41,7 +42,12 @@ export async function runPrimary(config: Config): Promise<void> {
   log.info({ store: describeDb(config.db), workers: config.workers }, "store ready");
   keepWorkersLoginCounts(config);
   // On a SQLite file, one writer for every worker: this process's.
-  const writes = config.db.kind === "sqlite" ? serveWorkersWrites(config.db.path) : undefined;
+  const writes =
+    config.db.kind === "sqlite"
+      ? await serveWorkersWrites(config.db.path).catch((error) =>
+          fail(`cannot start the SQLite writer: ${error.message}`),
+        )
+      : undefined;
   let metricsServer: Server | undefined;
   // The primary's own metrics (its backups'), served with the sum of the workers'.
   let own: Registry | undefined;
@@ -53,18 +59,23 @@ export async function runPrimary(config: Config): Promise<void> {
     log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
   const backups = await startBackups(config, log, own);
-  superviseWorkers(config, log, () => {
+  superviseWorkers(config, log, writes?.env ?? {}, async () => {
     backups?.stop();
-    void writes?.close();
     metricsServer?.close();
+    await writes?.close();
   });
 }
 
 /** Starts the workers, replaces any that dies, and stops them all together. */
-function superviseWorkers(config: Config, log: Log, onStopped: () => void): void {
+function superviseWorkers(
+  config: Config,
+  log: Log,
+  storeEnv: Record<string, string>,
+  onStopped: () => Promise<void>,
+): void {
   // A secret made up for this run must be the same in every worker, or a token signed by
   // one would be refused by the others.
-  const env = { SECRET_TOKEN: config.secret };
+  const env = { ...storeEnv, SECRET_TOKEN: config.secret };
   // Workers not yet exited (cluster.workers may still list one that has).
   const live = new Set<Worker>();
   const start = () => live.add(cluster.fork(env));
@@ -117,7 +128,7 @@ function crashLoopDetector() {
 }
 
 /** Stops every live worker once, then exits with the code given. */
-function stopper(config: Config, log: Log, live: Set<Worker>, onStopped: () => void) {
+function stopper(config: Config, log: Log, live: Set<Worker>, onStopped: () => Promise<void>) {
   let stopping = false;
   const stop = (reason: string, exitCode: number) => {
     if (stopping) return;
@@ -130,14 +141,15 @@ function stopper(config: Config, log: Log, live: Set<Worker>, onStopped: () => v
       },
       config.shutdownDrainMs + config.shutdownTimeoutMs + DRAIN_MARGIN_MS,
     );
-    const finish = () => {
+    // What the primary holds (the writer's last commit) is closed, for a bounded time.
+    const finish = async () => {
       clearTimeout(killer);
-      onStopped();
+      await Promise.race([onStopped(), sleep(DRAIN_MARGIN_MS)]);
       log.info("stopped");
       void exitOnceLogged(exitCode);
     };
-    if (live.size === 0) finish();
-    else cluster.on("exit", () => live.size === 0 && finish());
+    if (live.size === 0) void finish();
+    else cluster.on("exit", () => live.size === 0 && void finish());
   };
   return Object.assign(stop, { stopping: () => stopping });
 }

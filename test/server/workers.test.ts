@@ -1,6 +1,6 @@
 // WORKERS=2, and two instances on one database: several processes behave as one service.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -228,12 +228,23 @@ for (const kind of await storesUnderTest()) {
     });
 
     test("SIGTERM to the primary drains every worker, and it exits 0", async () => {
-      const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      const temporary = mkdtempSync(join(dir, "tmp-"));
+      const service = await startService(
+        { ...ENV, DB_URL: dbUrl, TMPDIR: temporary },
+        { direct: true },
+      );
       await bothListening(service);
+      // On SQLite the workers reach the writer in a folder the primary alone may enter.
+      const folders = readdirSync(temporary).map((name) => statSync(join(temporary, name)).mode);
+      assert.deepEqual(
+        folders.map((mode) => mode & 0o777),
+        kind.name === "sqlite" ? [0o700] : [],
+      );
       assert.equal(await service.stop("SIGTERM"), 0);
       const output = service.output();
       assert.equal(output.match(/"worker":\d+,"reason":"the primary is stopping"/g)?.length, 2);
       assert.equal(output.match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
+      assert.deepEqual(readdirSync(temporary), [], "nothing is left in the temporary folder");
     });
 
     test("a worker that begins shutting down stops them all: no worker goes on alone", async () => {

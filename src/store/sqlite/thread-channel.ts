@@ -28,6 +28,12 @@ export type ThreadEntry = "writer-thread" | "count-thread";
 // Run from the sources (tests, under tsx) the thread loads TypeScript the same way.
 const fromSources = import.meta.url.endsWith(".ts");
 
+/** Starts the thread `entry` with `data` (its `workerData`). */
+export function startThread(entry: ThreadEntry, data: object): Worker {
+  const url = new URL(`./${entry}.${fromSources ? "ts" : "js"}`, import.meta.url);
+  return new Worker(url, { workerData: data, execArgv: fromSources ? ["--import", "tsx"] : [] });
+}
+
 /**
  * Requests to the thread `entry` (started by the first) on the database file at `path`, its
  * schema already prepared. `onReply` runs, with what the reply's commit changed, before the
@@ -46,11 +52,7 @@ export function openThreadChannel<Request>(
   let closed = false;
 
   const start = () => {
-    const url = new URL(`./${entry}.${fromSources ? "ts" : "js"}`, import.meta.url);
-    const started = new Worker(url, {
-      workerData: { path },
-      execArgv: fromSources ? ["--import", "tsx"] : [],
-    });
+    const started = startThread(entry, { path });
     started.unref();
     started.on("message", (reply: Reply) => {
       onReply(reply.changed);

@@ -1,11 +1,21 @@
 // The writer's thread (see writer.ts): one connection that applies every write sent to it, a
-// group at a time, and answers each group once its commit is on disk.
-import { workerData } from "node:worker_threads";
+// group at a time, and answers each group once its commit is on disk. Given a socket (the
+// primary's writer, with WORKERS above 1), it takes the workers' writes there too, and tells
+// its parent "listening" once it does.
+import { parentPort, workerData } from "node:worker_threads";
 import { bookStatements } from "./books.js";
 import { type BookWrite, commitGroup } from "./group-commit.js";
 import { connect } from "./schema.js";
 import { serveInGroups } from "./thread-serve.js";
+import { listenForWrites } from "./writes-socket.js";
 
-const db = connect((workerData as { path: string }).path);
+const { path, socket } = workerData as { path: string; socket?: string };
+const db = connect(path);
 const books = bookStatements(db);
-serveInGroups<BookWrite>(db, (writes) => commitGroup(db, books, writes));
+serveInGroups<BookWrite>(
+  db,
+  (writes) => commitGroup(db, books, writes),
+  socket === undefined
+    ? undefined
+    : (take) => listenForWrites(socket, take, () => parentPort?.postMessage("listening")).close,
+);

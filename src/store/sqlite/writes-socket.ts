@@ -1,0 +1,107 @@
+// With WORKERS above 1 on a SQLite file, the workers reach the primary's writer thread over a
+// Unix socket: each worker's writes of one turn go as one line of JSON, and the outcomes of
+// each commit come back as one line. No event loop stands between them (the primary's would
+// add two hops and its own turns to every write).
+import { rmSync } from "node:fs";
+import { createConnection, createServer, type Socket } from "node:net";
+import { perTurn } from "../per-turn.js";
+import type { BookWrite } from "./group-commit.js";
+import { type Outcome, settle } from "./outcome.js";
+import type { Writer } from "./writer.js";
+
+type Sent = [id: number, write: BookWrite][];
+type Answered = [id: number, outcome: Outcome][];
+
+/** Calls `onLine` with each whole line the socket reads. */
+function readLines(socket: Socket, onLine: (line: string) => void): void {
+  let partial = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    const lines = (partial + chunk).split("\n");
+    partial = lines.pop() as string;
+    for (const line of lines) onLine(line);
+  });
+}
+
+/**
+ * In the writer's thread: takes the writes sent to `path` (any file there is replaced) and
+ * hands each to `take` with where its outcome goes. `close` ends every connection once what
+ * was written to it is sent.
+ */
+export function listenForWrites(
+  path: string,
+  take: (id: number, write: BookWrite, replyTo: (outcomes: Answered) => void) => void,
+  onListening: () => void,
+): { close(): void } {
+  const connections = new Set<Socket>();
+  const server = createServer((socket) => {
+    connections.add(socket);
+    socket.on("close", () => connections.delete(socket));
+    socket.on("error", () => socket.destroy());
+    const replyTo = (outcomes: Answered) => {
+      if (socket.writable) socket.write(`${JSON.stringify(outcomes)}\n`);
+    };
+    readLines(socket, (line) => {
+      try {
+        for (const [id, write] of JSON.parse(line) as Sent) take(id, write, replyTo);
+      } catch {
+        socket.destroy();
+      }
+    });
+  });
+  rmSync(path, { force: true });
+  server.listen(path, onListening);
+  return {
+    close: () => {
+      server.close();
+      for (const socket of connections) socket.end();
+    },
+  };
+}
+
+/**
+ * In a worker: the writer at `path`. `onCommit` runs before each commit's outcomes are handed
+ * on. A write that cannot reach the writer, or whose connection closes before its answer,
+ * answers 503; the next write connects again.
+ */
+export function writerAtSocket(path: string, onCommit: () => void): Writer {
+  const waiting = new Map<number, (outcome: Outcome) => void>();
+  let next = 0;
+  let connection: Socket | undefined;
+  const answer = (outcomes: Answered) => {
+    onCommit();
+    for (const [id, outcome] of outcomes) {
+      waiting.get(id)?.(outcome);
+      waiting.delete(id);
+    }
+    if (waiting.size === 0) connection?.unref();
+  };
+  const connect = () => {
+    const socket = createConnection(path);
+    readLines(socket, (line) => answer(JSON.parse(line) as Answered));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      connection = undefined;
+      for (const resolve of waiting.values()) resolve({ failed: "unavailable" });
+      waiting.clear();
+    });
+    return socket;
+  };
+  const send = perTurn((writes: Sent) => {
+    connection ??= connect();
+    connection.ref();
+    connection.write(`${JSON.stringify(writes)}\n`);
+  });
+  return {
+    write: (write) =>
+      new Promise<Outcome>((resolve) => {
+        const id = next++;
+        waiting.set(id, resolve);
+        send.push([id, write]);
+      }).then(settle),
+    close: async () => {
+      send.flush();
+      connection?.end();
+    },
+  };
+}

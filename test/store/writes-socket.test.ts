@@ -1,0 +1,87 @@
+// WORKERS above 1 on SQLite: the workers' writes reach the primary's writer thread over a Unix
+// socket. Two writers at one socket stand for two workers.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Book } from "../../src/rules/book.js";
+import { serveWorkersWrites } from "../../src/store/sqlite/primary-writer.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
+import { listenForWrites, writerAtSocket } from "../../src/store/sqlite/writes-socket.js";
+import { StoreUnavailableError } from "../../src/store/store.js";
+
+const book = (i: number) => ({ title: `Book ${i}`, author: "Writer", year: 1900 + i });
+
+describe("the primary's writer at its socket", () => {
+  let dir: string;
+  let path: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "books-writes-socket-"));
+    path = join(dir, "books.db");
+    await openSqliteStore(path).close();
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("two workers' writes commit together, each answered, in a folder of the owner's alone", async () => {
+    const writer = await serveWorkersWrites(path);
+    assert.equal(statSync(dirname(writer.socket)).mode & 0o777, 0o700);
+    let commits = 0;
+    const workers = [0, 1].map(() => writerAtSocket(writer.socket, () => commits++));
+    const created = (await Promise.all(
+      workers.flatMap((worker, w) =>
+        Array.from({ length: 50 }, (_, i) =>
+          worker.write({ op: "create", book: book(w * 50 + i) }),
+        ),
+      ),
+    )) as Book[];
+    assert.equal(new Set(created.map((b) => b.id)).size, 100);
+    assert.deepEqual(
+      created.map(({ title, author, year }) => ({ title, author, year })),
+      Array.from({ length: 100 }, (_, i) => book(i)),
+    );
+    // One commit and one answer a turn for each worker, not one a write.
+    assert.ok(commits <= 4, `${commits} answers for 100 writes`);
+    const [first] = workers as [ReturnType<typeof writerAtSocket>];
+    const id = (created[0] as Book).id;
+    assert.deepEqual(await first.write({ op: "update", id, changes: { year: 2001 } }), {
+      ...created[0],
+      year: 2001,
+    });
+    // A missing book crosses as no book (404), not as a failure.
+    assert.equal(await first.write({ op: "update", id: 999_999, changes: { year: 1 } }), undefined);
+    assert.equal(await first.write({ op: "remove", id: 999_999 }), false);
+    await Promise.all(workers.map((worker) => worker.close()));
+    await writer.close();
+    assert.equal(existsSync(dirname(writer.socket)), false);
+  });
+
+  test("a write that cannot reach the writer answers 503, and the next connects again", async () => {
+    const writer = await serveWorkersWrites(path);
+    const worker = writerAtSocket(writer.socket, () => {});
+    assert.equal(((await worker.write({ op: "create", book: book(1) })) as Book).title, "Book 1");
+    await writer.close();
+    await assert.rejects(worker.write({ op: "create", book: book(2) }), StoreUnavailableError);
+    await worker.close();
+
+    // A writer that listens again at the same place (its thread started again) is reached.
+    const socket = join(dir, "stand-in.sock");
+    const listen = () =>
+      new Promise<{ close(): void }>((listening) => {
+        const server = listenForWrites(
+          socket,
+          (id, _write, replyTo) => replyTo([[id, { value: "committed" }]]),
+          () => listening(server),
+        );
+      });
+    const reconnecting = writerAtSocket(socket, () => {});
+    let server = await listen();
+    assert.equal(await reconnecting.write({ op: "remove", id: 1 }), "committed");
+    server.close();
+    await assert.rejects(reconnecting.write({ op: "remove", id: 1 }), StoreUnavailableError);
+    server = await listen();
+    assert.equal(await reconnecting.write({ op: "remove", id: 1 }), "committed");
+    await reconnecting.close();
+    server.close();
+  });
+});
