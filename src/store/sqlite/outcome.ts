@@ -8,8 +8,8 @@ import {
 } from "../store.js";
 import { translate } from "./errors.js";
 
-// A value of undefined (an update that found no book) crosses JSON (the cluster's channel)
-// as an outcome with neither key: whatever has no failure is a value.
+// A value of undefined (an update that found no book) crosses JSON (the workers' socket to
+// the writer) as an outcome with neither key: whatever has no failure is a value.
 export type Outcome =
   | { value?: unknown }
   | { failed: "changed" | "unavailable" | "full" | "too broad" | "error"; message?: string };
