@@ -43,6 +43,30 @@ function goodreadsExport(): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * Runs in the page: watches for `text` to appear in the dialog, and keeps what had the keyboard's
+ * focus at that very moment, before the page could take another key.
+ */
+const WATCH_FOCUS = `(text) => {
+  window.focusWhenShown = new Promise((resolve) => {
+    const watch = new MutationObserver(() => {
+      if (!document.querySelector("dialog")?.textContent?.includes(text)) return;
+      watch.disconnect();
+      resolve(document.activeElement?.textContent);
+    });
+    watch.observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+}`;
+
+/**
+ * What will have the focus the moment `text` shows: a librarian who presses Enter as soon as a
+ * step shows must press the step's own button.
+ */
+async function focusWhenShown(page: Page, text: string): Promise<() => Promise<unknown>> {
+  await page.evaluate(`(${WATCH_FOCUS})(${JSON.stringify(text)})`);
+  return () => page.evaluate("window.focusWhenShown");
+}
+
 interface Running {
   app: App;
   base: string;
@@ -125,8 +149,11 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
     const chooser = page.waitForEvent("filechooser");
     assert.equal(await page.evaluate("document.activeElement?.type"), "file");
     await page.keyboard.press("Space");
+    const previewFocus = await focusWhenShown(page, "holds 200 rows:");
     await (await chooser).setFiles(file);
     await dialog.getByText("“goodreads_library_export.csv” holds 200 rows:").waitFor();
+    // The preview's own button has the focus as the preview shows.
+    assert.equal(await previewFocus(), "Import 195 books");
     const counts = await dialog.locator(".preview-counts li").allInnerTexts();
     assert.deepEqual(counts, [
       "195 new",
@@ -150,14 +177,16 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
       await dialog.getByLabel('Year of line 181, “Book 180, a "novel"”').inputValue(),
       "",
     );
-    // The preview's own button has the focus.
     assert.equal(await page.evaluate("document.activeElement?.textContent"), "Import 195 books");
+    const summaryFocus = await focusWhenShown(page, "Imported 195 books");
     await page.keyboard.press("Enter");
     await dialog
       .getByText(
         "Imported 195 books from “goodreads_library_export.csv”; 0 duplicates skipped; 1 row without a year skipped; 4 refused.",
       )
       .waitFor();
+    // Close has the focus as the summary shows: Enter at once closes the dialog.
+    assert.equal(await summaryFocus(), "Close");
     await page.keyboard.press("Enter");
     await dialog.waitFor({ state: "detached" });
     await page.locator("#book-count").getByText("195 books", { exact: true }).waitFor();

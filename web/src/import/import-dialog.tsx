@@ -1,7 +1,7 @@
 // Import a file of books, with a preview first: one dialog through the steps of use-import.ts.
 
 import type { BookCatalogueClient } from "book-catalogue";
-import { useEffect } from "preact/hooks";
+import { useLayoutEffect } from "preact/hooks";
 import { Modal } from "../modal.js";
 import { ChooseFile } from "./choose-file.js";
 import { PreviewStep } from "./preview.js";
@@ -23,8 +23,9 @@ export function ImportDialog({ client, onCancel, onDone, onFailure }: Props) {
     onFailure,
   );
   // Each step replaces the controls of the one before: the keyboard's focus moves to the
-  // step's own (marked data-focus), not to the page behind.
-  useEffect(() => {
+  // step's own (marked data-focus), not to the page behind. It moves as the step shows, not a
+  // frame later: an Enter pressed at once must reach the step's button.
+  useLayoutEffect(() => {
     document.querySelector<HTMLElement>("dialog [data-focus]")?.focus();
   }, [stage.kind]);
 
