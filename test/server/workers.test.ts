@@ -1,6 +1,6 @@
 // WORKERS=2, and two instances on one database: several processes behave as one service.
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -320,5 +320,26 @@ describe("WORKERS=2 and the store", () => {
     const { code, output } = await startExpectingFailure({ ...ENV, DB_URL: "sqlite::memory:" });
     assert.equal(code, 1);
     assert.match(output, /WORKERS above 1 needs a database file or PostgreSQL/);
+  });
+
+  test("WORKERS=2 on SQLite, TMPDIR too long for the writer's socket: refused with why, nothing left", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-workers-"));
+    try {
+      // The socket would be TMPDIR/book-catalogue-XXXXXX/writes.sock, past Linux's 107 bytes.
+      const temporary = join(dir, "t".repeat(100));
+      mkdirSync(temporary);
+      const { code, output } = await startExpectingFailure({
+        ...ENV,
+        DB_URL: `sqlite:${join(dir, "books.db")}`,
+        TMPDIR: temporary,
+      });
+      assert.equal(code, 1);
+      assert.match(output, /cannot start the SQLite writer: .* set TMPDIR to a shorter folder/);
+      // (npm start leaves Node's compile cache there too.)
+      const left = readdirSync(temporary).filter((name) => name.startsWith("book-catalogue-"));
+      assert.deepEqual(left, [], "the writer's folder is removed");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

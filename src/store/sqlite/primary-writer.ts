@@ -15,10 +15,13 @@ import { writerAtSocket } from "./writes-socket.js";
 const SOCKET_VARIABLE = "BOOK_CATALOGUE_WRITES_SOCKET";
 /** A writer's thread that stopped unasked is started again after this long. */
 const RESTART_MS = 1_000;
+/** The longest path a Unix socket may have on Linux, in bytes. */
+const SOCKET_PATH_MAX = 107;
 
 /**
  * In the primary: the writer's thread on the file at `path`, listening on its socket.
  * Resolves once it listens, with the socket and the environment that tells the workers of it.
+ * Fails, leaving nothing behind, when the thread cannot start or listen.
  */
 export async function serveWorkersWrites(
   path: string,
@@ -37,11 +40,24 @@ export async function serveWorkersWrites(
       thread = startThread("writer-thread", { path, socket });
       thread.once("message", () => listening());
       thread.once("error", failed);
-      exited = new Promise((stopped) => thread.once("exit", stopped)).then(() => {
+      exited = new Promise((stopped) => thread.once("exit", stopped)).then((code) => {
+        failed(new Error(`its thread stopped (exit code ${code})`));
         if (!closed) setTimeout(restart, RESTART_MS).unref();
       });
     });
-  await start();
+  try {
+    if (Buffer.byteLength(socket) > SOCKET_PATH_MAX) {
+      throw new Error(
+        `its socket's path ${socket} is longer than ${SOCKET_PATH_MAX} bytes, the most a ` +
+          "Unix socket's may be: set TMPDIR to a shorter folder",
+      );
+    }
+    await start();
+  } catch (error) {
+    closed = true;
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
   return {
     socket,
     env: { [SOCKET_VARIABLE]: socket },
