@@ -54,3 +54,32 @@ export async function signedInPage(
   await page.getByRole("heading", { name: "Books" }).waitFor();
   return page;
 }
+
+/** Runs in the page: see atFirstSight. */
+const WATCH_FIRST_SIGHT = `(selector, text, read) => {
+  window.atFirstSight = new Promise((resolve) => {
+    const watch = new MutationObserver(() => {
+      if (!document.querySelector(selector)?.textContent?.includes(text)) return;
+      watch.disconnect();
+      resolve(read());
+    });
+    watch.observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+}`;
+
+/**
+ * Watches the page for `text` to appear in the element at `selector`; the answer is the value
+ * of the page's `expression` at that very moment, before the page paints again or takes a key:
+ * what a person sees, and where their next key goes, as the change shows. Call it before the
+ * action that makes the change, and await the answer after.
+ */
+export async function atFirstSight(
+  page: Page,
+  selector: string,
+  text: string,
+  expression: string,
+): Promise<() => Promise<unknown>> {
+  const args = `${JSON.stringify(selector)}, ${JSON.stringify(text)}, () => (${expression})`;
+  await page.evaluate(`(${WATCH_FIRST_SIGHT})(${args})`);
+  return () => page.evaluate("window.atFirstSight");
+}

@@ -11,7 +11,12 @@ import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import {
+  atFirstSight,
+  browserSkipReason,
+  launchChromium,
+  signedInPage,
+} from "../support/browser.js";
 import { buildTestApp, call, FORMULA_TITLES, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
@@ -43,29 +48,9 @@ function goodreadsExport(): string {
   return `${lines.join("\n")}\n`;
 }
 
-/**
- * Runs in the page: watches for `text` to appear in the dialog, and keeps what had the keyboard's
- * focus at that very moment, before the page could take another key.
- */
-const WATCH_FOCUS = `(text) => {
-  window.focusWhenShown = new Promise((resolve) => {
-    const watch = new MutationObserver(() => {
-      if (!document.querySelector("dialog")?.textContent?.includes(text)) return;
-      watch.disconnect();
-      resolve(document.activeElement?.textContent);
-    });
-    watch.observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
-}`;
-
-/**
- * What will have the focus the moment `text` shows: a librarian who presses Enter as soon as a
- * step shows must press the step's own button.
- */
-async function focusWhenShown(page: Page, text: string): Promise<() => Promise<unknown>> {
-  await page.evaluate(`(${WATCH_FOCUS})(${JSON.stringify(text)})`);
-  return () => page.evaluate("window.focusWhenShown");
-}
+/** What has the keyboard's focus the moment `text` shows in the dialog (see atFirstSight). */
+const focusWhenShown = (page: Page, text: string) =>
+  atFirstSight(page, "dialog", text, "document.activeElement?.textContent");
 
 interface Running {
   app: App;
