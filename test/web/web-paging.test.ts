@@ -11,7 +11,12 @@ import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import {
+  atFirstSight,
+  browserSkipReason,
+  launchChromium,
+  signedInPage,
+} from "../support/browser.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -19,6 +24,17 @@ const PHONE = { width: 390, height: 844 };
 
 const MARK_ANIMATION = "getComputedStyle(document.querySelector('tr.added')).animationName";
 const MARK_BACKGROUND = "getComputedStyle(document.querySelector('tr.added')).backgroundColor";
+
+/** Runs in the page: the first row shown, whether it is in view, and where the focus is. */
+const MOVED_TO = `(() => {
+  const row = document.querySelector("tbody tr:first-child");
+  const box = row?.getBoundingClientRect();
+  return {
+    firstRow: row?.querySelector("td.col-title")?.textContent,
+    firstRowInView: box !== undefined && box.top >= 0 && box.bottom <= innerHeight,
+    focus: document.activeElement?.closest("nav")?.ariaLabel,
+  };
+})()`;
 
 interface Running {
   base: string;
@@ -134,16 +150,19 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
       await status(page).getByText("Page 1 of 3").waitFor();
       await pager(page, "below").scrollIntoViewIfNeeded();
       assert.equal(await inView(page, "tbody tr:first-child"), false, "scrolled past the top");
+      // As the new page shows, not a frame later: its top in view, and the keyboard goes on
+      // from the same button, above.
+      const shown = await atFirstSight(page, "#page-status", "Page 2 of 3", MOVED_TO);
       await pager(page, "below").getByRole("button", { name: "Next" }).click();
       await status(page).getByText("Page 2 of 3: books 21 to 40.").waitFor();
+      assert.deepEqual(await shown(), {
+        firstRow: "Book 21",
+        firstRowInView: true,
+        focus: "Pages, above the table",
+      });
       await settled(page);
       assert.equal(await inView(page, "tbody tr:first-child"), true, "the first row in view");
       assert.equal(await inView(page, "nav.pages-above"), true, "the pager above in view");
-      // The keyboard goes on from the same button, above.
-      assert.equal(
-        await page.evaluate("document.activeElement?.closest('nav')?.ariaLabel"),
-        "Pages, above the table",
-      );
       await page.context().close();
     }
   });

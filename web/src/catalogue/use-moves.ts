@@ -2,7 +2,7 @@
 // in view (or the added book's row, briefly marked), whichever pager was clicked.
 
 import type { Book, BookCatalogueClient } from "book-catalogue";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Jump, lastPage, pageBefore, pageOf, placeOf } from "./jumps.js";
 import type { PagerMoves } from "./pager.js";
 import { PAGE_SIZE } from "./query.js";
@@ -46,7 +46,8 @@ export function useMoves(
   const { total, books, loading } = listing;
   const pages = total === undefined ? undefined : Math.max(1, Math.ceil(total / PAGE_SIZE));
 
-  useEffect(() => {
+  // As the page shows, not a frame later: no frame of the new rows where the old ones were.
+  useLayoutEffect(() => {
     if (loading || target.current === undefined) return;
     scrollToTarget(target.current);
     target.current = undefined;
