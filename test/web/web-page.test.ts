@@ -13,7 +13,7 @@ import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
-import { browserSkipReason, launchChromium, signIn } from "../support/browser.js";
+import { atFirstSight, browserSkipReason, launchChromium, signIn } from "../support/browser.js";
 import { type Answer, buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
@@ -23,6 +23,12 @@ const PHONE = { width: 390, height: 844 };
 const LEFT_HAND = { title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 };
 
 /** A service of one test, on an empty catalogue of its own. */
+/** Runs in the page: whether the dialog is open, and has the keyboard's focus. */
+const OPEN_WITH_FOCUS = `({
+  open: document.querySelector("dialog")?.open,
+  focusInside: document.querySelector("dialog")?.contains(document.activeElement),
+})`;
+
 interface Running {
   base: string;
   api: <T>(method: string, url: string, body?: unknown) => Promise<Answer<T>>;
@@ -116,9 +122,13 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await page.locator(".empty").getByText("The catalogue is empty.").waitFor();
     // The empty catalogue says so at the top, with what to do next.
     await page.locator(".empty").getByRole("button", { name: "Add a book" }).focus();
+    // The dialog is open, with the focus in it, the moment it shows: a key pressed at once
+    // goes to the dialog, not to the page behind.
+    const shown = await atFirstSight(page, "dialog", "Add a book", OPEN_WITH_FOCUS);
     await page.keyboard.press("Enter");
     const dialog = page.getByRole("dialog", { name: "Add a book" });
     await dialog.waitFor();
+    assert.deepEqual(await shown(), { open: true, focusInside: true });
     // Nothing typed: Save shows each field's rule and sends nothing.
     await page.keyboard.press("Enter");
     await dialog.getByText("Title is required.").waitFor();

@@ -1,10 +1,11 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef } from "preact/hooks";
 
 /** A modal dialog: focus moves in and stays there, Escape cancels, focus returns after. */
 export function Modal(props: { title: string; onCancel: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // Open as it shows, not a frame later: a key pressed at once goes to the dialog.
+  useLayoutEffect(() => {
     ref.current?.showModal();
   }, []);
   return (
