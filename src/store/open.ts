@@ -10,7 +10,7 @@ export async function openStore(
     Partial<Pick<Config, "dbTimeoutMs" | "dbPreparedStatements">>,
 ): Promise<BookStore> {
   const { db } = config;
-  if (db.kind === "sqlite") return openSqliteStore(db.path);
+  if (db.kind === "sqlite") return openSqliteStore(db.path, undefined, config.dbTimeoutMs);
 
   // The driver is loaded only for a PostgreSQL store (its memory: docs/performance.md).
   const { openPostgresStore } = await import("./postgres/store.js");

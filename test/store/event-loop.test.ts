@@ -91,6 +91,34 @@ describe("the event loop never waits for SQLite", () => {
     await store.close();
   });
 
+  test("a write not answered within the store's timeout answers 503, and is never applied", async () => {
+    const path = join(dir, "stalled.db");
+    // DB_TIMEOUT_SECONDS=1, the least it may be.
+    const store = openSqliteStore(path, SEARCH_BOUNDS, 1_000);
+    const app = await buildTestApp({ store });
+    const token = await tokenFor(app);
+    assert.equal((await call(app, "POST", "/book", { token, body: DUNE })).status, 201);
+    // The writer stalls: here on a lock held elsewhere (it would wait 5 s for it), as on a
+    // disk that hangs.
+    const other = new DatabaseSync(path);
+    other.exec("BEGIN IMMEDIATE");
+    const started = performance.now();
+    const stalled = await call(app, "POST", "/book", { token, body: { ...DUNE, title: "Late" } });
+    const waited = performance.now() - started;
+    other.exec("ROLLBACK");
+    other.close();
+    assert.equal(stalled.status, 503);
+    assert.equal(stalled.body.message, Messages.serviceUnavailable);
+    assert.ok(waited < 4_000, `answered after ${Math.round(waited)} ms, not at the timeout`);
+    // Once the writer goes on, the write answered 503 is skipped, not committed behind it.
+    const next = await call(app, "POST", "/book", { token, body: { ...DUNE, title: "Next" } });
+    assert.equal(next.status, 201);
+    const titles = (await call<{ title: string }[]>(app, "GET", "/books", { token })).body.data;
+    assert.deepEqual(titles?.map((book) => book.title).sort(), ["Dune", "Next"]);
+    await app.close();
+    await store.close();
+  });
+
   describe(`an exact count at ${CATALOGUE_SIZE.toLocaleString("en")} books`, () => {
     let store: BookStore;
     let app: App;

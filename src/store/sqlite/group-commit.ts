@@ -8,11 +8,15 @@ import type { BookStatements } from "./books.js";
 import { failure, type Outcome } from "./outcome.js";
 import { transaction } from "./schema.js";
 
-/** A create, update or delete, as it crosses to the writer's thread. */
-export type BookWrite =
+/**
+ * A create, update or delete, as it crosses to the writer's thread; past its `deadline`
+ * (Date.now()) its caller has been answered 503, and it is not applied.
+ */
+export type BookWrite = (
   | { op: "create"; book: NewBook }
   | { op: "update"; id: number; changes: BookChanges; expected?: ExpectedVersions }
-  | { op: "remove"; id: number; expected?: ExpectedVersions };
+  | { op: "remove"; id: number; expected?: ExpectedVersions }
+) & { deadline?: number };
 
 /**
  * What one commit of the writer changed: the change count (migration 10) went from `from` to
@@ -31,6 +35,7 @@ export interface Committed {
 }
 
 function apply(books: BookStatements, write: BookWrite): Outcome {
+  if (write.deadline !== undefined && Date.now() > write.deadline) return { failed: "unavailable" };
   const result =
     write.op === "create"
       ? books.create(write.book)

@@ -3,7 +3,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { Book } from "../../rules/book.js";
-import { type BookStore, StoreOpenError } from "../store.js";
+import { withDeadline } from "../deadline.js";
+import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { bookStatements } from "./books.js";
 import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
@@ -15,6 +16,9 @@ import { connect, migrate } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
 import { localWriter, threadWriter } from "./writer.js";
 
+/** How long a write may wait for its answer unless told otherwise (DB_TIMEOUT_SECONDS). */
+const DEFAULT_TIMEOUT_MS = 5_000;
+
 /**
  * Opens (creating when absent) the SQLite database at `path`, or in memory for ":memory:",
  * and brings its schema up to date.
@@ -25,7 +29,11 @@ import { localWriter, threadWriter } from "./writer.js";
  * until a commit changes them (kept-reads.ts). Statements never use RETURNING: SQLite runs its WAL auto-checkpoint only
  * when a statement steps to completion, so RETURNING writes let the WAL grow without bound.
  */
-export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore {
+export function openSqliteStore(
+  path: string,
+  bounds = SEARCH_BOUNDS,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): BookStore {
   const db = openDatabase(path);
   const books = bookStatements(db);
   // Writes sent and not yet answered: a change the writer has not yet told of may be theirs.
@@ -46,9 +54,16 @@ export function openSqliteStore(path: string, bounds = SEARCH_BOUNDS): BookStore
     : cluster.isWorker
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
+  // A write the writer has not answered within the store's timeout (a disk that hangs, a lock
+  // held elsewhere) answers 503; the writer skips it if it has not begun it by then.
   const write = (sent: BookWrite) => {
     writing++;
-    return writer.write(sent).finally(() => writing--);
+    const answered = writer.write({ ...sent, deadline: Date.now() + timeoutMs });
+    return withDeadline(
+      answered.finally(() => writing--),
+      timeoutMs,
+      () => new StoreUnavailableError(),
+    );
   };
   const counter = inMemory ? localCounter(db, bounds.limitMs) : threadCounter(path, bounds.limitMs);
 
