@@ -18,7 +18,10 @@ export type Outcome =
 export function failure(error: unknown): Outcome {
   const translated = translate(error);
   if (translated instanceof StoreFullError) return { failed: "full" };
-  if (translated instanceof StoreUnavailableError) return { failed: "unavailable" };
+  if (translated instanceof StoreUnavailableError) {
+    // Why, for the log: a lock held elsewhere, a file that cannot be written.
+    return { failed: "unavailable", message: String((error as Error).message) };
+  }
   return { failed: "error", message: (translated as Error).message };
 }
 
@@ -26,7 +29,10 @@ export function failure(error: unknown): Outcome {
 export function settle(outcome: Outcome): unknown {
   if (!("failed" in outcome)) return outcome.value;
   if (outcome.failed === "changed") throw new BookChangedError();
-  if (outcome.failed === "unavailable") throw new StoreUnavailableError();
+  if (outcome.failed === "unavailable") {
+    const cause = outcome.message === undefined ? undefined : new Error(outcome.message);
+    throw new StoreUnavailableError(cause && { cause });
+  }
   if (outcome.failed === "full") throw new StoreFullError();
   if (outcome.failed === "too broad") throw new SearchTooBroadError();
   throw new Error(outcome.message);
