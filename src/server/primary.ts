@@ -44,7 +44,7 @@ export async function runPrimary(config: Config): Promise<void> {
   // On a SQLite file, one writer for every worker: this process's.
   const writes =
     config.db.kind === "sqlite"
-      ? await serveWorkersWrites(config.db.path).catch((error) =>
+      ? await serveWorkersWrites(config.db.path, (message) => log.error(message)).catch((error) =>
           fail(`cannot start the SQLite writer: ${error.message}`),
         )
       : undefined;

@@ -17,6 +17,7 @@ import {
 } from "../support/service.js";
 
 const CREDENTIALS = { username: "workers", password: "workers-password" };
+const BOOK = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const ENV = {
   HOST: "127.0.0.1",
   PORT: "0",
@@ -274,6 +275,36 @@ for (const kind of await storesUnderTest()) {
       assert.deepEqual([...workers].sort(), [`w${survivor?.worker}`, "w3"]);
       assert.equal(await service.stop(), 0);
     });
+
+    if (kind.name === "sqlite") {
+      test("the writer's folder emptied under it: a worker that replaces one still writes", async () => {
+        const temporary = mkdtempSync(join(dir, "tmp-"));
+        const service = await startService(
+          { ...ENV, DB_URL: dbUrl, TMPDIR: temporary },
+          { direct: true },
+        );
+        await bothListening(service);
+        const token = await tokenOf(service);
+        // A cleaner of the temporary directory, say.
+        for (const name of readdirSync(temporary))
+          rmSync(join(temporary, name), { recursive: true });
+        const [killed] = listeners(service);
+        process.kill(killed?.pid as number, "SIGKILL");
+        await waitFor(service, /Server listening at/, 3);
+        // Within the writer's check of its socket (5 s), both workers write again.
+        const wrote = new Set<string>();
+        for (let tries = 0; wrote.size < 2 && tries < 60; tries++) {
+          const answer = await fresh(service, "POST", "/book", token, { ...BOOK, year: tries });
+          if (answer.status === 201) wrote.add(answer.worker);
+          else assert.equal(answer.status, 503, "refused as unavailable, never otherwise");
+          if (wrote.size < 2) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        assert.equal(wrote.size, 2, "both workers write");
+        assert.match(service.output(), /writes\.sock was gone: listening there again/);
+        assert.equal(await service.stop(), 0);
+        assert.deepEqual(readdirSync(temporary), []);
+      });
+    }
 
     test("workers that keep dying are a crash loop: one plain line, exit 1", async () => {
       const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });

@@ -1,10 +1,11 @@
 // WORKERS above 1 on SQLite: the workers' writes reach the primary's writer thread over a Unix
 // socket. Two writers at one socket stand for two workers.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Book } from "../../src/rules/book.js";
 import { serveWorkersWrites } from "../../src/store/sqlite/primary-writer.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
@@ -82,6 +83,45 @@ describe("the primary's writer at its socket", () => {
     server = await listen();
     assert.equal(await reconnecting.write({ op: "remove", id: 1 }), "committed");
     await reconnecting.close();
+    server.close();
+  });
+
+  test("a socket removed under the writer, or its folder, is made again for the workers after", async () => {
+    const folder = mkdtempSync(join(dir, "socket-"));
+    const socket = join(folder, "writes.sock");
+    const troubles: string[] = [];
+    const server = await new Promise<{ close(): void }>((listening) => {
+      const listener = listenForWrites(
+        socket,
+        (id, _write, replyTo) => replyTo([[id, { value: "committed" }]]),
+        () => listening(listener),
+        { checkMs: 20, onTrouble: (error) => troubles.push(error.message) },
+      );
+    });
+    const early = writerAtSocket(socket, () => {});
+    assert.equal(await early.write({ op: "remove", id: 1 }), "committed");
+    const madeAgain = async (remove: () => void) => {
+      remove();
+      await sleep(200);
+      // A worker started after (one that replaced a worker that died) reaches the writer...
+      const later = writerAtSocket(socket, () => {});
+      assert.equal(await later.write({ op: "remove", id: 1 }), "committed");
+      await later.close();
+      // ...and one connected before goes on.
+      assert.equal(await early.write({ op: "remove", id: 1 }), "committed");
+    };
+    await madeAgain(() => rmSync(socket));
+    await madeAgain(() => rmSync(folder, { recursive: true }));
+    assert.equal(statSync(folder).mode & 0o777, 0o700);
+
+    // A folder left open to others in its place is not listened in, and that is told.
+    rmSync(folder, { recursive: true });
+    mkdirSync(folder, { mode: 0o755 });
+    chmodSync(folder, 0o755);
+    await sleep(200);
+    assert.equal(existsSync(socket), false);
+    assert.match(troubles.at(-1) ?? "", /is not a folder of this service's user alone/);
+    await early.close();
     server.close();
   });
 });

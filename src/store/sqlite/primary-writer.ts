@@ -21,10 +21,12 @@ const SOCKET_PATH_MAX = 107;
 /**
  * In the primary: the writer's thread on the file at `path`, listening on its socket.
  * Resolves once it listens, with the socket and the environment that tells the workers of it.
- * Fails, leaving nothing behind, when the thread cannot start or listen.
+ * Fails, leaving nothing behind, when the thread cannot start or listen. `onTrouble` hears of
+ * what goes wrong after: the thread failing, stopping, starting again or not.
  */
 export async function serveWorkersWrites(
   path: string,
+  onTrouble: (message: string) => void = () => {},
 ): Promise<{ socket: string; env: Record<string, string>; close(): Promise<void> }> {
   // mkdtemp makes the folder readable by its owner alone.
   const folder = mkdtempSync(join(tmpdir(), "book-catalogue-"));
@@ -33,16 +35,32 @@ export async function serveWorkersWrites(
   let thread: Worker;
   let exited: Promise<unknown>;
   const restart = () => {
-    if (!closed) start().catch(() => {});
+    if (closed) return;
+    start().then(
+      () => onTrouble("the SQLite writer's thread listens again"),
+      (error) => onTrouble(`the SQLite writer's thread could not start again: ${error.message}`),
+    );
   };
   const start = () =>
     new Promise<void>((listening, failed) => {
       thread = startThread("writer-thread", { path, socket });
-      thread.once("message", () => listening());
-      thread.once("error", failed);
+      // Until it listens, what goes wrong is the start's failure; after, it is told.
+      let up = false;
+      thread.on("message", (message: "listening" | { trouble: string }) => {
+        if (message !== "listening")
+          return onTrouble(`the SQLite writer's socket: ${message.trouble}`);
+        up = true;
+        listening();
+      });
+      thread.once("error", (error) => {
+        failed(error);
+        if (up) onTrouble(`the SQLite writer's thread failed: ${error.message}`);
+      });
       exited = new Promise((stopped) => thread.once("exit", stopped)).then((code) => {
         failed(new Error(`its thread stopped (exit code ${code})`));
-        if (!closed) setTimeout(restart, RESTART_MS).unref();
+        if (closed) return;
+        onTrouble(`the SQLite writer's thread stopped; starting it again in ${RESTART_MS} ms`);
+        setTimeout(restart, RESTART_MS).unref();
       });
     });
   try {

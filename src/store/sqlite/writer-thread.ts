@@ -1,7 +1,7 @@
 // The writer's thread (see writer.ts): one connection that applies every write sent to it, a
 // group at a time, and answers each group once its commit is on disk. Given a socket (the
-// primary's writer, with WORKERS above 1), it takes the workers' writes there too, and tells
-// its parent "listening" once it does.
+// primary's writer, with WORKERS above 1), it takes the workers' writes there too, tells its
+// parent "listening" once it does, and `{ trouble }` when it cannot go on listening.
 import { parentPort, workerData } from "node:worker_threads";
 import { bookStatements } from "./books.js";
 import { type BookWrite, commitGroup } from "./group-commit.js";
@@ -17,5 +17,8 @@ serveInGroups<BookWrite>(
   (writes) => commitGroup(db, books, writes),
   socket === undefined
     ? undefined
-    : (take) => listenForWrites(socket, take, () => parentPort?.postMessage("listening")).close,
+    : (take) =>
+        listenForWrites(socket, take, () => parentPort?.postMessage("listening"), {
+          onTrouble: (error) => parentPort?.postMessage({ trouble: error.message }),
+        }).close,
 );

@@ -2,11 +2,11 @@
 // Unix socket: each worker's writes of one turn go as one line of JSON, and the outcomes of
 // each commit come back as one line. No event loop stands between them (the primary's would
 // add two hops and its own turns to every write).
-import { rmSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { perTurn } from "../per-turn.js";
 import type { BookWrite } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
+import { listenAndKeep } from "./socket-folder.js";
 import type { Writer } from "./writer.js";
 
 type Sent = [id: number, write: BookWrite][];
@@ -24,14 +24,15 @@ function readLines(socket: Socket, onLine: (line: string) => void): void {
 }
 
 /**
- * In the writer's thread: takes the writes sent to `path` (any file there is replaced) and
- * hands each to `take` with where its outcome goes. `close` ends every connection once what
- * was written to it is sent.
+ * In the writer's thread: takes the writes sent to `path` (any file there is replaced, and the
+ * socket made again if it goes: socket-folder.ts) and hands each to `take` with where its
+ * outcome goes. `close` ends every connection once what was written to it is sent.
  */
 export function listenForWrites(
   path: string,
   take: (id: number, write: BookWrite, replyTo: (outcomes: Answered) => void) => void,
   onListening: () => void,
+  keeping?: Parameters<typeof listenAndKeep>[3],
 ): { close(): void } {
   const connections = new Set<Socket>();
   const server = createServer((socket) => {
@@ -49,10 +50,10 @@ export function listenForWrites(
       }
     });
   });
-  rmSync(path, { force: true });
-  server.listen(path, onListening);
+  const stopKeeping = listenAndKeep(server, path, onListening, keeping);
   return {
     close: () => {
+      stopKeeping();
       server.close();
       for (const socket of connections) socket.end();
     },
