@@ -119,6 +119,36 @@ describe("the event loop never waits for SQLite", () => {
     await store.close();
   });
 
+  test("a write answered 503 near its deadline wrote nothing: writes meet a lock let go then", async () => {
+    const path = join(dir, "straddled.db");
+    const store = openSqliteStore(path, SEARCH_BOUNDS, 1_000);
+    const app = await buildTestApp({ store });
+    const token = await tokenFor(app);
+    assert.equal((await call(app, "POST", "/book", { token, body: DUNE })).status, 201);
+    const other = new DatabaseSync(path);
+    other.exec("BEGIN IMMEDIATE");
+    // Writes 2 ms apart whose timeouts end around the moment the lock is let go: the writer
+    // may begin the last of them then, but none it cannot answer in time.
+    const answers = [];
+    for (let i = 0; i < 30; i++) {
+      answers.push(call(app, "POST", "/book", { token, body: { ...DUNE, title: `Race ${i}` } }));
+      await sleep(2);
+    }
+    await sleep(1_000 - 60 + 10);
+    other.exec("ROLLBACK");
+    other.close();
+    const statuses = (await Promise.all(answers)).map((answer) => answer.status);
+    const books = (await call<{ title: string }[]>(app, "GET", "/books?limit=100", { token })).body;
+    const stored = new Set(books.data?.map((book) => book.title));
+    assert.ok(statuses.includes(503), "some waited past their timeout");
+    for (const [i, status] of statuses.entries()) {
+      assert.ok(status === 201 || status === 503, `Race ${i}: ${status}`);
+      assert.equal(stored.has(`Race ${i}`), status === 201, `Race ${i} answered ${status}`);
+    }
+    await app.close();
+    await store.close();
+  });
+
   describe(`an exact count at ${CATALOGUE_SIZE.toLocaleString("en")} books`, () => {
     let store: BookStore;
     let app: App;

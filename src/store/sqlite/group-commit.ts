@@ -10,7 +10,7 @@ import { transaction } from "./schema.js";
 
 /**
  * A create, update or delete, as it crosses to the writer's thread; past its `deadline`
- * (Date.now()) its caller has been answered 503, and it is not applied.
+ * (Date.now()) it is not applied: its caller is about to be answered 503, or has been.
  */
 export type BookWrite = (
   | { op: "create"; book: NewBook }

@@ -18,6 +18,8 @@ import { localWriter, threadWriter } from "./writer.js";
 
 /** How long a write may wait for its answer unless told otherwise (DB_TIMEOUT_SECONDS). */
 const DEFAULT_TIMEOUT_MS = 5_000;
+/** The end of a write's time in which the writer no longer begins it (half, if shorter). */
+const COMMIT_MARGIN_MS = 1_000;
 
 /**
  * Opens (creating when absent) the SQLite database at `path`, or in memory for ":memory:",
@@ -55,10 +57,13 @@ export function openSqliteStore(
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
   // A write the writer has not answered within the store's timeout (a disk that hangs, a lock
-  // held elsewhere) answers 503; the writer skips it if it has not begun it by then.
+  // held elsewhere) answers 503. So that such a 503 has written nothing, the writer does not
+  // begin a write in the last part of its time (COMMIT_MARGIN_MS), which a commit needs to be
+  // answered: only a commit that hangs longer (the disk) may land after its 503.
+  const margin = Math.min(COMMIT_MARGIN_MS, timeoutMs / 2);
   const write = (sent: BookWrite) => {
     writing++;
-    const answered = writer.write({ ...sent, deadline: Date.now() + timeoutMs });
+    const answered = writer.write({ ...sent, deadline: Date.now() + timeoutMs - margin });
     return withDeadline(
       answered.finally(() => writing--),
       timeoutMs,
