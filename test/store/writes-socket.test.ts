@@ -2,6 +2,7 @@
 // socket. Two writers at one socket stand for two workers.
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -121,6 +122,18 @@ describe("the primary's writer at its socket", () => {
     await sleep(200);
     assert.equal(existsSync(socket), false);
     assert.match(troubles.at(-1) ?? "", /is not a folder of this service's user alone/);
+    // Nor do the workers send their writes to whoever listens there.
+    const stranger = createServer((connection) =>
+      connection.on("data", (line) => {
+        const sent = JSON.parse(String(line)) as [number][];
+        connection.write(`${JSON.stringify(sent.map(([id]) => [id, { value: "taken" }]))}\n`);
+      }),
+    );
+    await new Promise<void>((listening) => stranger.listen(socket, listening));
+    const later = writerAtSocket(socket, () => {});
+    await assert.rejects(later.write({ op: "remove", id: 1 }), StoreUnavailableError);
+    await later.close();
+    stranger.close();
     await early.close();
     server.close();
   });

@@ -9,6 +9,16 @@ import { dirname } from "node:path";
 /** How often the writer's thread checks its socket. */
 export const SOCKET_CHECK_MS = 5_000;
 
+/** Whether `folder` is a folder (not a link) of this user's that no one else may enter. */
+export function isOwnFolder(folder: string): boolean {
+  try {
+    const found = lstatSync(folder);
+    return found.isDirectory() && found.uid === process.getuid?.() && (found.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Makes `folder` for this user alone, or checks that the one there is such: never another's. */
 export function ownFolder(folder: string): void {
   try {
@@ -17,8 +27,7 @@ export function ownFolder(folder: string): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
-  const found = lstatSync(folder);
-  if (!found.isDirectory() || found.uid !== process.getuid?.() || (found.mode & 0o077) !== 0) {
+  if (!isOwnFolder(folder)) {
     throw new Error(`${folder} is not a folder of this service's user alone: not listening there`);
   }
 }

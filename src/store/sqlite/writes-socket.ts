@@ -3,10 +3,11 @@
 // each commit come back as one line. No event loop stands between them (the primary's would
 // add two hops and its own turns to every write).
 import { createConnection, createServer, type Socket } from "node:net";
+import { dirname } from "node:path";
 import { perTurn } from "../per-turn.js";
 import type { BookWrite } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
-import { listenAndKeep } from "./socket-folder.js";
+import { isOwnFolder, listenAndKeep } from "./socket-folder.js";
 import type { Writer } from "./writer.js";
 
 type Sent = [id: number, write: BookWrite][];
@@ -89,6 +90,16 @@ export function writerAtSocket(path: string, onCommit: () => void): Writer {
     return socket;
   };
   const send = perTurn((writes: Sent) => {
+    // Only to a writer in a folder of this user's alone: whoever made another in its place
+    // (once a cleaner had removed it) must not take the catalogue's writes.
+    if (connection === undefined && !isOwnFolder(dirname(path))) {
+      const message = `${dirname(path)} is not a folder of this service's user alone`;
+      for (const [id] of writes) {
+        waiting.get(id)?.({ failed: "unavailable", message });
+        waiting.delete(id);
+      }
+      return;
+    }
     connection ??= connect();
     connection.ref();
     connection.write(`${JSON.stringify(writes)}\n`);
