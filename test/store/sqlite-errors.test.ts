@@ -1,13 +1,14 @@
 // SQLite's errors as the routes answer them: a passing condition or a file out of reach is the
 // store unavailable (503), whichever thread met it, with SQLite's reason kept for the log.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
 import { translate } from "../../src/store/sqlite/errors.js";
 import { failure, settle } from "../../src/store/sqlite/outcome.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { StoreUnavailableError } from "../../src/store/store.js";
 
 /** The error `work` throws. */
@@ -44,6 +45,17 @@ describe("SQLite errors as the routes answer them", () => {
   test("a file that cannot be opened is the store unavailable", () => {
     const error = thrown(() => new DatabaseSync(join(dir, "no-such-folder", "books.db")));
     assert.ok(translate(error) instanceof StoreUnavailableError);
+  });
+
+  test("a file removed under the store: writes answer 503, and no empty file is made", async () => {
+    const path = join(dir, "removed.db");
+    const store = openSqliteStore(path);
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    // The writer's thread starts with the first write, and finds the file gone.
+    const write = store.create({ title: "Dune", author: "Frank Herbert", year: 1965 });
+    await assert.rejects(write, StoreUnavailableError);
+    assert.equal(existsSync(path), false, "no new, empty catalogue in its place");
+    await store.close();
   });
 
   test("anything else is left as it is: a 500", () => {

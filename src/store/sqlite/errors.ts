@@ -10,7 +10,7 @@ const SQLITE_LOCKED = 6;
 const SQLITE_READONLY = 8;
 const SQLITE_IOERR = 10;
 const SQLITE_FULL = 13;
-const SQLITE_CANTOPEN = 14;
+export const SQLITE_CANTOPEN = 14;
 const UNAVAILABLE = new Set([
   SQLITE_BUSY,
   SQLITE_LOCKED,

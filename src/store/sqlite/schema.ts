@@ -1,6 +1,8 @@
+import { existsSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { sortKey } from "../../rules/search.js";
 import { pendingMigrations } from "../migrations.js";
+import { SQLITE_CANTOPEN } from "./errors.js";
 import { indexedWords } from "./search-index.js";
 
 /** How long a write waits for another connection's lock before it answers 503. */
@@ -17,6 +19,20 @@ export function connect(path: string): DatabaseSync {
     `PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL`,
   );
   return db;
+}
+
+/**
+ * A connection of one of the store's threads (the writer, the counter) to the file the store
+ * made and migrated at start. Were it gone (removed under the service), SQLite would make a new,
+ * empty one, and every statement would fail on the tables it lacks (500s): SQLite's own
+ * "unable to open" instead, a 503, until the file is back.
+ */
+export function connectExisting(path: string): DatabaseSync {
+  if (!existsSync(path)) {
+    const gone = new Error(`unable to open database file: ${path} is gone`);
+    throw Object.assign(gone, { errcode: SQLITE_CANTOPEN });
+  }
+  return connect(path);
 }
 
 /**

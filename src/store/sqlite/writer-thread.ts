@@ -5,12 +5,12 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { bookStatements } from "./books.js";
 import { type BookWrite, commitGroup } from "./group-commit.js";
-import { connect } from "./schema.js";
+import { connectExisting } from "./schema.js";
 import { serveInGroups } from "./thread-serve.js";
 import { listenForWrites } from "./writes-socket.js";
 
 const { path, socket } = workerData as { path: string; socket?: string };
-const db = connect(path);
+const db = connectExisting(path);
 const books = bookStatements(db);
 serveInGroups<BookWrite>(
   db,
