@@ -1,7 +1,15 @@
 // WORKERS above 1 on SQLite: the workers' writes reach the primary's writer thread over a Unix
 // socket. Two writers at one socket stand for two workers.
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -85,6 +93,18 @@ describe("the primary's writer at its socket", () => {
     assert.equal(await reconnecting.write({ op: "remove", id: 1 }), "committed");
     await reconnecting.close();
     server.close();
+  });
+
+  test("at a stop the writer removes its own folder, never one another made in its place", async () => {
+    const writer = await serveWorkersWrites(path);
+    const folder = dirname(writer.socket);
+    rmSync(folder, { recursive: true });
+    mkdirSync(folder);
+    chmodSync(folder, 0o755);
+    writeFileSync(join(folder, "theirs"), "");
+    await writer.close();
+    assert.equal(existsSync(join(folder, "theirs")), true);
+    rmSync(folder, { recursive: true });
   });
 
   test("a socket removed under the writer, or its folder, is made again for the workers after", async () => {

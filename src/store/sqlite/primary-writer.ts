@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
+import { isOwnFolder } from "./socket-folder.js";
 import { startThread } from "./thread-channel.js";
 import type { Writer } from "./writer.js";
 import { writerAtSocket } from "./writes-socket.js";
@@ -83,7 +84,8 @@ export async function serveWorkersWrites(
       closed = true;
       thread.postMessage("close");
       await exited;
-      rmSync(folder, { recursive: true, force: true });
+      // Its own folder only: not one another user made in its place.
+      if (isOwnFolder(folder)) rmSync(folder, { recursive: true, force: true });
     },
   };
 }
