@@ -91,42 +91,52 @@ describe("the event loop never waits for SQLite", () => {
     await store.close();
   });
 
-  test("a write not answered within the store's timeout answers 503, and is never applied", async () => {
-    const path = join(dir, "stalled.db");
-    // DB_TIMEOUT_SECONDS=1, the least it may be.
+  /**
+   * A store whose writes may wait 1 s (DB_TIMEOUT_SECONDS=1, the least it may be), one book
+   * in it, and its writer stalled: here on a lock another connection holds (it would wait 5 s
+   * for it), as on a disk that hangs. `release` lets the lock go.
+   */
+  async function stalledWriter(name: string) {
+    const path = join(dir, name);
     const store = openSqliteStore(path, SEARCH_BOUNDS, 1_000);
     const app = await buildTestApp({ store });
     const token = await tokenFor(app);
     assert.equal((await call(app, "POST", "/book", { token, body: DUNE })).status, 201);
-    // The writer stalls: here on a lock held elsewhere (it would wait 5 s for it), as on a
-    // disk that hangs.
     const other = new DatabaseSync(path);
     other.exec("BEGIN IMMEDIATE");
+    const titles = async () =>
+      (await call<{ title: string }[]>(app, "GET", "/books?limit=100", { token })).body.data?.map(
+        (book) => book.title,
+      ) ?? [];
+    const release = () => {
+      other.exec("ROLLBACK");
+      other.close();
+    };
+    const close = async () => {
+      await app.close();
+      await store.close();
+    };
+    return { app, token, titles, release, close };
+  }
+
+  test("a write not answered within the store's timeout answers 503, and is never applied", async () => {
+    const { app, token, titles, release, close } = await stalledWriter("stalled.db");
     const started = performance.now();
     const stalled = await call(app, "POST", "/book", { token, body: { ...DUNE, title: "Late" } });
     const waited = performance.now() - started;
-    other.exec("ROLLBACK");
-    other.close();
+    release();
     assert.equal(stalled.status, 503);
     assert.equal(stalled.body.message, Messages.serviceUnavailable);
     assert.ok(waited < 4_000, `answered after ${Math.round(waited)} ms, not at the timeout`);
     // Once the writer goes on, the write answered 503 is skipped, not committed behind it.
     const next = await call(app, "POST", "/book", { token, body: { ...DUNE, title: "Next" } });
     assert.equal(next.status, 201);
-    const titles = (await call<{ title: string }[]>(app, "GET", "/books", { token })).body.data;
-    assert.deepEqual(titles?.map((book) => book.title).sort(), ["Dune", "Next"]);
-    await app.close();
-    await store.close();
+    assert.deepEqual((await titles()).sort(), ["Dune", "Next"]);
+    await close();
   });
 
   test("a write answered 503 near its deadline wrote nothing: writes meet a lock let go then", async () => {
-    const path = join(dir, "straddled.db");
-    const store = openSqliteStore(path, SEARCH_BOUNDS, 1_000);
-    const app = await buildTestApp({ store });
-    const token = await tokenFor(app);
-    assert.equal((await call(app, "POST", "/book", { token, body: DUNE })).status, 201);
-    const other = new DatabaseSync(path);
-    other.exec("BEGIN IMMEDIATE");
+    const { app, token, titles, release, close } = await stalledWriter("straddled.db");
     // Writes 2 ms apart whose timeouts end around the moment the lock is let go: the writer
     // may begin the last of them then, but none it cannot answer in time.
     const answers = [];
@@ -135,18 +145,15 @@ describe("the event loop never waits for SQLite", () => {
       await sleep(2);
     }
     await sleep(1_000 - 60 + 10);
-    other.exec("ROLLBACK");
-    other.close();
+    release();
     const statuses = (await Promise.all(answers)).map((answer) => answer.status);
-    const books = (await call<{ title: string }[]>(app, "GET", "/books?limit=100", { token })).body;
-    const stored = new Set(books.data?.map((book) => book.title));
+    const stored = new Set(await titles());
     assert.ok(statuses.includes(503), "some waited past their timeout");
     for (const [i, status] of statuses.entries()) {
       assert.ok(status === 201 || status === 503, `Race ${i}: ${status}`);
       assert.equal(stored.has(`Race ${i}`), status === 201, `Race ${i} answered ${status}`);
     }
-    await app.close();
-    await store.close();
+    await close();
   });
 
   describe(`an exact count at ${CATALOGUE_SIZE.toLocaleString("en")} books`, () => {
