@@ -9,6 +9,10 @@ import { dirname } from "node:path";
 /** How often the writer's thread checks its socket. */
 export const SOCKET_CHECK_MS = 5_000;
 
+/** Why the writer and the workers will not use `folder`. */
+export const notOwnFolder = (folder: string) =>
+  `${folder} is not a folder of this service's user alone`;
+
 /** Whether `folder` is a folder (not a link) of this user's that no one else may enter. */
 export function isOwnFolder(folder: string): boolean {
   try {
@@ -28,7 +32,7 @@ export function ownFolder(folder: string): void {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
   if (!isOwnFolder(folder)) {
-    throw new Error(`${folder} is not a folder of this service's user alone: not listening there`);
+    throw new Error(`${notOwnFolder(folder)}: not listening there`);
   }
 }
 

@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import { perTurn } from "../per-turn.js";
 import type { BookWrite } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
-import { isOwnFolder, listenAndKeep } from "./socket-folder.js";
+import { isOwnFolder, listenAndKeep, notOwnFolder } from "./socket-folder.js";
 import type { Writer } from "./writer.js";
 
 type Sent = [id: number, write: BookWrite][];
@@ -70,13 +70,16 @@ export function writerAtSocket(path: string, onCommit: () => void): Writer {
   const waiting = new Map<number, (outcome: Outcome) => void>();
   let next = 0;
   let connection: Socket | undefined;
-  const answer = (outcomes: Answered) => {
-    onCommit();
+  const hand = (outcomes: Answered) => {
     for (const [id, outcome] of outcomes) {
       waiting.get(id)?.(outcome);
       waiting.delete(id);
     }
     if (waiting.size === 0) connection?.unref();
+  };
+  const answer = (outcomes: Answered) => {
+    onCommit();
+    hand(outcomes);
   };
   const connect = () => {
     const socket = createConnection(path);
@@ -93,12 +96,8 @@ export function writerAtSocket(path: string, onCommit: () => void): Writer {
     // Only to a writer in a folder of this user's alone: whoever made another in its place
     // (once a cleaner had removed it) must not take the catalogue's writes.
     if (connection === undefined && !isOwnFolder(dirname(path))) {
-      const message = `${dirname(path)} is not a folder of this service's user alone`;
-      for (const [id] of writes) {
-        waiting.get(id)?.({ failed: "unavailable", message });
-        waiting.delete(id);
-      }
-      return;
+      const message = notOwnFolder(dirname(path));
+      return hand(writes.map(([id]) => [id, { failed: "unavailable", message }]));
     }
     connection ??= connect();
     connection.ref();
