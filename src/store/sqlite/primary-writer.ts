@@ -29,6 +29,14 @@ export async function serveWorkersWrites(
   path: string,
   onTrouble: (message: string) => void = () => {},
 ): Promise<{ socket: string; env: Record<string, string>; close(): Promise<void> }> {
+  // mkdtemp adds six characters: the socket's path is as long as this one.
+  const longest = join(tmpdir(), "book-catalogue-XXXXXX", "writes.sock");
+  if (Buffer.byteLength(longest) > SOCKET_PATH_MAX) {
+    throw new Error(
+      `its socket's path ${longest} would be longer than ${SOCKET_PATH_MAX} bytes, the most a ` +
+        "Unix socket's may be: set TMPDIR to a shorter folder",
+    );
+  }
   // mkdtemp makes the folder readable by its owner alone.
   const folder = mkdtempSync(join(tmpdir(), "book-catalogue-"));
   const socket = join(folder, "writes.sock");
@@ -65,12 +73,6 @@ export async function serveWorkersWrites(
       });
     });
   try {
-    if (Buffer.byteLength(socket) > SOCKET_PATH_MAX) {
-      throw new Error(
-        `its socket's path ${socket} is longer than ${SOCKET_PATH_MAX} bytes, the most a ` +
-          "Unix socket's may be: set TMPDIR to a shorter folder",
-      );
-    }
     await start();
   } catch (error) {
     closed = true;
