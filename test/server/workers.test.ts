@@ -103,6 +103,17 @@ for (const kind of await storesUnderTest()) {
       rmSync(dir, { recursive: true, force: true });
     });
 
+    /** The service, both workers listening, with a temporary folder (TMPDIR) of its own. */
+    async function startWithOwnTemporary() {
+      const temporary = mkdtempSync(join(dir, "tmp-"));
+      const service = await startService(
+        { ...ENV, DB_URL: dbUrl, TMPDIR: temporary },
+        { direct: true },
+      );
+      await bothListening(service);
+      return { service, temporary };
+    }
+
     test("both workers answer; a write through one is listed at once by the other", async () => {
       const service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
       await bothListening(service);
@@ -229,12 +240,7 @@ for (const kind of await storesUnderTest()) {
     });
 
     test("SIGTERM to the primary drains every worker, and it exits 0", async () => {
-      const temporary = mkdtempSync(join(dir, "tmp-"));
-      const service = await startService(
-        { ...ENV, DB_URL: dbUrl, TMPDIR: temporary },
-        { direct: true },
-      );
-      await bothListening(service);
+      const { service, temporary } = await startWithOwnTemporary();
       // On SQLite the workers reach the writer in a folder the primary alone may enter.
       const folders = readdirSync(temporary).map((name) => statSync(join(temporary, name)).mode);
       assert.deepEqual(
@@ -278,12 +284,7 @@ for (const kind of await storesUnderTest()) {
 
     if (kind.name === "sqlite") {
       test("the writer's folder emptied under it: a worker that replaces one still writes", async () => {
-        const temporary = mkdtempSync(join(dir, "tmp-"));
-        const service = await startService(
-          { ...ENV, DB_URL: dbUrl, TMPDIR: temporary },
-          { direct: true },
-        );
-        await bothListening(service);
+        const { service, temporary } = await startWithOwnTemporary();
         const token = await tokenOf(service);
         // A cleaner of the temporary directory, say.
         for (const name of readdirSync(temporary))
