@@ -14,10 +14,14 @@ export async function exitOnceLogged(code: number): Promise<never> {
   process.exit(code);
 }
 
-/** Calls `stop` once, on the first SIGTERM or SIGINT, with the signal's name. */
+/**
+ * Calls `stop` on every SIGTERM or SIGINT, with the signal's name; `stop` acts on the first.
+ * A later one must not end the process either: Ctrl-C at a terminal running `npm start` sends
+ * SIGINT to the server and to npm, which passes it on, so the server gets it twice.
+ */
 export function onStopSignal(stop: (reason: string) => void): void {
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
 }
 
 /**

@@ -1,5 +1,8 @@
 // The end of a process: a drain behind a balancer, and an error nobody handled.
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { request, startService } from "../support/service.js";
 
@@ -31,6 +34,43 @@ describe("SHUTDOWN_DRAIN_SECONDS", () => {
     assert.ok(Date.now() - signalled >= 2_000, "the port closed before the drain ended");
     assert.match(service.output(), /"drainMs":2000,"msg":"shutting down"/);
   });
+});
+
+describe("Ctrl-C at a terminal", () => {
+  for (const workers of ["1", "2"]) {
+    test(`npm start with WORKERS=${workers}: SIGINT to the group, twice, drains and exits 0`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "ctrl-c-"));
+      const temporary = join(dir, "tmp");
+      mkdirSync(temporary);
+      try {
+        const service = await startService(
+          {
+            ...ENV,
+            DB_URL: `sqlite:${join(dir, "books.db")}`,
+            TMPDIR: temporary,
+            WORKERS: workers,
+            SHUTDOWN_DRAIN_SECONDS: "1",
+          },
+          { ownGroup: true },
+        );
+        const exited = new Promise((resolve) => service.process.once("exit", resolve));
+        // The terminal signals npm and the server alike, and npm passes its SIGINT on: the
+        // server gets two, or more as a user presses again, and none may cut the drain short.
+        const group = -(service.process.pid as number);
+        process.kill(group, "SIGINT");
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        process.kill(group, "SIGINT");
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        assert.equal((await request(service, "GET", "/ready")).status, 503);
+        assert.equal(await exited, 0);
+        assert.match(service.output(), /"msg":"stopped"/);
+        const left = readdirSync(temporary).filter((name) => name.startsWith("book-catalogue-"));
+        assert.deepEqual(left, [], "the writer's folder is removed");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe("an error nobody handled", () => {

@@ -33,6 +33,8 @@ export interface StartOptions {
   cwd?: string;
   /** Standard output to this descriptor, not captured (only standard error is). */
   stdout?: number;
+  /** In a process group of its own, as at a terminal, so a test can signal the whole group. */
+  ownGroup?: boolean;
 }
 
 function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
@@ -51,6 +53,7 @@ function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) 
     // Only what npm needs from this environment, so no setting leaks in from the test run.
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", options.stdout ?? "pipe", "pipe"],
+    detached: options.ownGroup,
   });
   let output = "";
   child.stdout?.on("data", (chunk) => {
