@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { request, startService } from "../support/service.js";
+import { killIfAlive, request, startService } from "../support/service.js";
 
 const ENV = {
   HOST: "127.0.0.1",
@@ -42,6 +42,7 @@ describe("Ctrl-C at a terminal", () => {
       const dir = mkdtempSync(join(tmpdir(), "ctrl-c-"));
       const temporary = join(dir, "tmp");
       mkdirSync(temporary);
+      let group: number | undefined;
       try {
         const service = await startService(
           {
@@ -56,7 +57,7 @@ describe("Ctrl-C at a terminal", () => {
         const exited = new Promise((resolve) => service.process.once("exit", resolve));
         // The terminal signals npm and the server alike, and npm passes its SIGINT on: the
         // server gets two, or more as a user presses again, and none may cut the drain short.
-        const group = -(service.process.pid as number);
+        group = -(service.process.pid as number);
         process.kill(group, "SIGINT");
         await new Promise((resolve) => setTimeout(resolve, 150));
         process.kill(group, "SIGINT");
@@ -67,6 +68,8 @@ describe("Ctrl-C at a terminal", () => {
         const left = readdirSync(temporary).filter((name) => name.startsWith("book-catalogue-"));
         assert.deepEqual(left, [], "the writer's folder is removed");
       } finally {
+        // Whatever failed, no server of the group is left running.
+        if (group !== undefined) killIfAlive(group);
         rmSync(dir, { recursive: true, force: true });
       }
     });

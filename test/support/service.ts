@@ -156,7 +156,7 @@ export async function login(
   return answer.body.data?.token ?? "";
 }
 
-/** SIGKILL to `pid`, unless it has exited since it was listed (it is gone: as wanted). */
+/** SIGKILL to `pid` (a negative one: its group), unless it has exited since it was listed. */
 export function killIfAlive(pid: number): void {
   try {
     process.kill(pid, "SIGKILL");
