@@ -29,8 +29,9 @@ export async function serveWorkersWrites(
   path: string,
   onTrouble: (message: string) => void = () => {},
 ): Promise<{ socket: string; env: Record<string, string>; close(): Promise<void> }> {
+  const prefix = join(tmpdir(), "book-catalogue-");
   // mkdtemp adds six characters: the socket's path is as long as this one.
-  const longest = join(tmpdir(), "book-catalogue-XXXXXX", "writes.sock");
+  const longest = join(`${prefix}XXXXXX`, "writes.sock");
   if (Buffer.byteLength(longest) > SOCKET_PATH_MAX) {
     throw new Error(
       `its socket's path ${longest} would be longer than ${SOCKET_PATH_MAX} bytes, the most a ` +
@@ -38,7 +39,7 @@ export async function serveWorkersWrites(
     );
   }
   // mkdtemp makes the folder readable by its owner alone.
-  const folder = mkdtempSync(join(tmpdir(), "book-catalogue-"));
+  const folder = mkdtempSync(prefix);
   const socket = join(folder, "writes.sock");
   let closed = false;
   let thread: Worker;
