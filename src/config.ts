@@ -136,7 +136,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const config: Config = {
     production,
-    host: read("HOST") ?? "0.0.0.0",
+    // A pair everyone knows is for this machine alone until HOST says otherwise.
+    host: read("HOST") ?? (developmentPair(read, production) ? "127.0.0.1" : "0.0.0.0"),
     port: integer("PORT", 8080, 0, 65535),
     metricsPort:
       read("METRICS_PORT") === undefined ? undefined : integer("METRICS_PORT", 0, 1, 65535),
@@ -226,6 +227,13 @@ function readBackupSchedule(
   return { dir, intervalSeconds, keep };
 }
 
+/** True outside production while either credential falls back to its well-known default. */
+function developmentPair(read: (name: string) => string | undefined, production: boolean) {
+  return (
+    !production && (read("AUTH_USERNAME") === undefined || read("AUTH_PASSWORD") === undefined)
+  );
+}
+
 /** The credentials and the token secret: required in production, development defaults else. */
 function readSecrets(
   read: (name: string) => string | undefined,
@@ -236,9 +244,10 @@ function readSecrets(
 ) {
   const username = required("AUTH_USERNAME", "admin");
   const password = required("AUTH_PASSWORD", "password");
-  if (!production && (read("AUTH_USERNAME") === undefined || read("AUTH_PASSWORD") === undefined)) {
+  if (developmentPair(read, production)) {
+    const where = read("HOST") === undefined ? "listening on 127.0.0.1 only: " : "";
     warnings.push(
-      "using the development credentials: set AUTH_USERNAME and AUTH_PASSWORD before exposing the service",
+      `using the development credentials: ${where}set AUTH_USERNAME and AUTH_PASSWORD before exposing the service`,
     );
   }
 

@@ -28,7 +28,7 @@ function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
 }
 
 describe("defaults outside production", () => {
-  test("admin/password, a random 32-byte secret, sqlite:./data/books.db, 0.0.0.0:8080, with warnings", () => {
+  test("admin/password, a random 32-byte secret, sqlite:./data/books.db, 127.0.0.1:8080, with warnings", () => {
     const config = loadConfig({});
     assert.equal(config.username, "admin");
     assert.equal(config.password, "password");
@@ -36,7 +36,7 @@ describe("defaults outside production", () => {
     assert.notEqual(loadConfig({}).secret, config.secret);
     assert.deepEqual(config.db, { kind: "sqlite", path: "./data/books.db" });
     assert.equal(config.port, 8080);
-    assert.equal(config.host, "0.0.0.0");
+    assert.equal(config.host, "127.0.0.1");
     assert.equal(config.bodyLimit, 64 * 1024);
     assert.equal(config.loginMaxFailures, 10);
     assert.equal(config.loginWindowSeconds, 60);
@@ -49,6 +49,21 @@ describe("defaults outside production", () => {
   test("no warning once credentials and secret are set", () => {
     const config = loadConfig({ AUTH_USERNAME: "a", AUTH_PASSWORD: "b", SECRET_TOKEN: SECRET });
     assert.deepEqual(config.warnings, []);
+  });
+
+  test("the development credentials listen on 127.0.0.1 only, unless HOST says otherwise", () => {
+    for (const env of [{}, { AUTH_USERNAME: "a" }, { AUTH_PASSWORD: "long and unguessable" }]) {
+      const config = loadConfig(env);
+      assert.equal(config.host, "127.0.0.1", JSON.stringify(env));
+      assert.match(config.warnings.join(" "), /listening on 127\.0\.0\.1 only/);
+    }
+    const widened = loadConfig({ HOST: "0.0.0.0" });
+    assert.equal(widened.host, "0.0.0.0");
+    assert.doesNotMatch(widened.warnings.join(" "), /127\.0\.0\.1 only/);
+    assert.match(widened.warnings.join(" "), /AUTH_USERNAME and AUTH_PASSWORD/);
+    const own = loadConfig({ AUTH_USERNAME: "a", AUTH_PASSWORD: "long and unguessable" });
+    assert.equal(own.host, "0.0.0.0");
+    assert.equal(loadConfig(PRODUCTION).host, "0.0.0.0");
   });
 
   test("PORT and HOST are read", () => {
