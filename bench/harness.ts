@@ -73,11 +73,12 @@ export async function startProcess(
   args: string[],
   env: Record<string, string>,
   portPattern: RegExp,
+  cwd = ROOT,
 ): Promise<Running> {
   const logPath = join(WORK, `log-${randomBytes(4).toString("hex")}.txt`);
   const log = openSync(logPath, "w");
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", ...env },
     stdio: ["ignore", log, log],
   });
@@ -102,7 +103,13 @@ export async function startProcess(
   }
 }
 
-export const startService = (dbUrl: string, workers = 1, env: Record<string, string> = {}) =>
+/** The service built in `root` (this tree, or another build beside it). */
+export const startService = (
+  dbUrl: string,
+  workers = 1,
+  env: Record<string, string> = {},
+  root = ROOT,
+) =>
   startProcess(
     ["dist/server/main.js"],
     {
@@ -117,6 +124,7 @@ export const startService = (dbUrl: string, workers = 1, env: Record<string, str
       AUTH_PASSWORD: PASSWORD,
     },
     /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
+    root,
   );
 
 export async function startBaseline(sample: { status: number; contentType: string; body: string }) {

@@ -14,7 +14,7 @@ export type Traffic =
   | { kind: "create" }
   | { kind: "update-random"; readIds: number }
   /** Each run deletes from its own block of ids, so a later run never deletes a deleted book. */
-  | { kind: "mix"; readIds: number; deletableFrom: number; block: number }
+  | { kind: "mix"; readIds: number; deletableFrom: number; block: number; blockSize?: number }
   | { kind: "token"; username: string; password: string }
   /** GET of one of these paths, drawn at random each time. */
   | { kind: "paths"; paths: readonly string[] };
@@ -40,7 +40,9 @@ export interface LoadOptions {
 export const DELETE_BLOCK = 25_000;
 
 const firstDelete = (traffic: Traffic) =>
-  traffic.kind === "mix" ? traffic.deletableFrom + traffic.block * DELETE_BLOCK - 1 : 0;
+  traffic.kind === "mix"
+    ? traffic.deletableFrom + traffic.block * (traffic.blockSize ?? DELETE_BLOCK) - 1
+    : 0;
 
 export const NEW_BOOK = '{"title":"The Dispossessed","author":"Ursula K. Le Guin","year":1974}';
 

@@ -4,6 +4,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { runAgainst } from "./against.js";
 import { backupTables, measureBackups } from "./backup.js";
 import { SEARCHES, searchableBooks } from "./catalogue.js";
 import {
@@ -340,6 +341,26 @@ async function main() {
     console.log(
       "wrk is not installed: using autocannon, which saturates before a fast server does, so ratios read low",
     );
+  }
+  if (process.argv.includes("--against")) {
+    // `--against REF`: this tree against REF, side by side, in place of the baseline's rounds.
+    const value = (flag: string, fallback: number) =>
+      process.argv.includes(flag) ? Number(process.argv[process.argv.indexOf(flag) + 1]) : fallback;
+    const ref = process.argv[process.argv.indexOf("--against") + 1];
+    if (ref === undefined || ref.startsWith("--")) throw new Error("--against needs a commit");
+    await runAgainst(
+      {
+        ref,
+        stores,
+        selected,
+        generator: GENERATOR,
+        connections: CONNECTIONS,
+        blocks: value("--blocks", QUICK ? 2 : 4),
+        seconds: value("--seconds", QUICK ? 1 : 2),
+      },
+      machine,
+    );
+    return;
   }
   console.log(
     "| Scenario | Store | req/s | p50 ms | p99 ms | baseline req/s | ratio | peak RSS MB |",
