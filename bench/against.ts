@@ -78,8 +78,21 @@ function scenarios(runs: number): Scenario[] {
   ];
 }
 
+interface Build {
+  root: string;
+  /** The server's entry point, as the build's `npm start` names it. */
+  entry: string;
+}
+
+function entryOf(root: string): string {
+  const start = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start;
+  const entry = /\bnode\s+(\S+\.js)/.exec(start)?.[1];
+  if (entry === undefined) throw new Error(`no server entry in npm start: ${start}`);
+  return entry;
+}
+
 /** REF built in a worktree of its own; node_modules shared by links when the lockfile is the same. */
-function buildRef(ref: string): { dir: string; commit: string; remove(): void } {
+function buildRef(ref: string): { build: Build; commit: string; remove(): void } {
   const git = (...args: string[]) =>
     execFileSync("git", args, {
       cwd: ROOT,
@@ -105,7 +118,7 @@ function buildRef(ref: string): { dir: string; commit: string; remove(): void } 
     remove();
     throw error;
   }
-  return { dir, commit, remove };
+  return { build: { root: dir, entry: entryOf(dir) }, commit, remove };
 }
 
 /** An empty database of the store's kind; each build migrates it as it starts. */
@@ -159,9 +172,9 @@ interface Side {
   drop(): Promise<void>;
 }
 
-async function startSide(store: StoreKind, scenario: Scenario, root: string): Promise<Side> {
+async function startSide(store: StoreKind, scenario: Scenario, build: Build): Promise<Side> {
   const database = await emptyDatabase(store);
-  const service = await startService(database.dbUrl, scenario.workers ?? 1, {}, root);
+  const service = await startService(database.dbUrl, scenario.workers ?? 1, {}, build);
   const token = await login(service.url);
   await seedOverHttp(service.url, token, scenario.books);
   return { service, token, runs: 0, drop: database.drop };
@@ -183,12 +196,12 @@ export interface AgainstRow {
 async function measurePair(
   store: StoreKind,
   scenario: Scenario,
-  refDir: string,
+  refBuild: Build,
   options: AgainstOptions,
 ): Promise<AgainstRow> {
   const { traffic } = scenario;
-  const ref = await startSide(store, scenario, refDir);
-  const ours = await startSide(store, scenario, ROOT);
+  const ref = await startSide(store, scenario, refBuild);
+  const ours = await startSide(store, scenario, { root: ROOT, entry: entryOf(ROOT) });
   const load = (side: Side, seconds: number) => {
     const block = side.runs++;
     const next = traffic.kind === "mix" ? { ...traffic, block } : traffic;
@@ -259,7 +272,7 @@ export async function runAgainst(options: AgainstOptions, machine: string): Prom
     const list = scenarios(2 * options.blocks + 1).filter((s) => options.selected(s.name));
     for (const store of options.stores) {
       for (const scenario of list) {
-        const row = await measurePair(store, scenario, ref.dir, options);
+        const row = await measurePair(store, scenario, ref.build, options);
         console.log(formatRow(row));
         rows.push(row);
       }

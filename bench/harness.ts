@@ -103,15 +103,15 @@ export async function startProcess(
   }
 }
 
-/** The service built in `root` (this tree, or another build beside it). */
+/** The service built in `root` (this tree, or another build beside it), started from `entry`. */
 export const startService = (
   dbUrl: string,
   workers = 1,
   env: Record<string, string> = {},
-  root = ROOT,
+  { root, entry } = { root: ROOT, entry: "dist/server/main.js" },
 ) =>
   startProcess(
-    ["dist/server/main.js"],
+    [entry],
     {
       ...env,
       NODE_ENV: "production",
