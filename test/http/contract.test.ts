@@ -76,7 +76,7 @@ const NON_CANONICAL_IDS = [
   "1".repeat(300),
 ];
 
-for (const kind of await storesUnderTest()) {
+for (const kind of await storesUnderTest({ sqliteFile: true })) {
   describe(`contract on ${kind.name}`, { skip: kind.skip }, () => {
     let opened: OpenedStore;
     let app: App;

@@ -37,7 +37,7 @@ import { insertStoredBooks, type PgConnection, pgConnect } from "../support/pg.j
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);
-const kinds = await storesUnderTest({ throughPgbouncer: true });
+const kinds = await storesUnderTest({ throughPgbouncer: true, sqliteFile: true });
 const postgresKind = kinds.find((k) => k.name === "postgres");
 
 /** The statements that have changed books: the commit counter's trigger counts each (migration 5). */
@@ -102,6 +102,24 @@ for (const kind of kinds) {
       assert.ok(Number.isSafeInteger(book.id) && book.id > 0);
       assert.deepEqual(book, { id: book.id, ...DUNE });
     });
+
+    if (kind.name === "sqlite file") {
+      test("a write commits in the writer's thread while the event loop is held", async () => {
+        // The row shows to another connection while this thread is busy: only a thread of
+        // the store's own can have committed it (a writer on this thread would wait).
+        const title = `Committed elsewhere ${Date.now()}`;
+        const created = store.create({ ...DUNE, title });
+        const reader = new DatabaseSync(opened.dbUrl.slice("sqlite:".length), { readOnly: true });
+        const seen = () =>
+          reader.prepare("SELECT count(*) AS n FROM books WHERE title = ?").get(title);
+        const until = Date.now() + 10_000;
+        while ((seen() as { n: number }).n === 0 && Date.now() < until) {}
+        const visible = (seen() as { n: number }).n;
+        reader.close();
+        await created;
+        assert.equal(visible, 1, "the book was not committed while the event loop was held");
+      });
+    }
 
     test("get returns what create stored, and undefined for an absent id", async () => {
       const book = await store.create(DUNE);

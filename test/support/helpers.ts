@@ -1,5 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Config, loadConfig } from "../../src/config.js";
 import { type App, type AppDependencies, buildApp } from "../../src/http/app.js";
@@ -115,7 +118,7 @@ export interface OpenedStore {
 }
 
 export interface StoreUnderTest {
-  name: "sqlite" | "postgres" | "postgres through pgbouncer";
+  name: "sqlite" | "sqlite file" | "postgres" | "postgres through pgbouncer";
   /** A reason to skip, shown in the test output; false when the store is available. */
   skip: string | false;
   /** A fresh, empty database of this kind, private to the caller. */
@@ -166,12 +169,13 @@ export function leakedSecrets(output: string, env: Record<string, string>, extra
 
 /**
  * SQLite always; PostgreSQL where TEST_DATABASE_URL (or the local default) answers; with
- * `throughPgbouncer`, PostgreSQL again through a pgbouncer in transaction mode. Each open()
- * gives a database no other test sees: SQLite in memory, a fresh PostgreSQL schema (through
- * pgbouncer, which passes no search_path, a fresh database).
+ * `throughPgbouncer`, PostgreSQL again through a pgbouncer in transaction mode; with
+ * `sqliteFile`, SQLite on a file too, the production path (the writer's thread, group commit).
+ * Each open() gives a database no other test sees: SQLite in memory or in a folder of its own,
+ * a fresh PostgreSQL schema (through pgbouncer, which passes no search_path, a fresh database).
  */
 export async function storesUnderTest(
-  options: { throughPgbouncer?: boolean } = {},
+  options: { throughPgbouncer?: boolean; sqliteFile?: boolean } = {},
 ): Promise<StoreUnderTest[]> {
   const pooled: StoreUnderTest[] = options.throughPgbouncer
     ? [
@@ -192,6 +196,7 @@ export async function storesUnderTest(
         dispose: async () => {},
       }),
     },
+    ...(options.sqliteFile ? [sqliteFile] : []),
     {
       name: "postgres",
       skip: await postgresSkipReason(),
@@ -212,6 +217,25 @@ export async function storesUnderTest(
     ...pooled,
   ];
 }
+
+/** SQLite on a file in a folder of its own, removed with it. */
+const sqliteFile: StoreUnderTest = {
+  name: "sqlite file",
+  skip: false,
+  open: async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-store-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    return {
+      store,
+      dbUrl: `sqlite:${path}`,
+      dispose: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
 
 let pgbouncer: Promise<Pgbouncer> | undefined;
 
