@@ -230,6 +230,10 @@ describe("tokens on book routes", () => {
     ["absent", undefined],
     ["empty", ""],
     ["only whitespace", "   "],
+    ["`Bearer ` and nothing after it", "Bearer "],
+    ["`bearer` alone", "bearer"],
+    ["`BEARER` and only whitespace after it", "BEARER \t  "],
+    ["`bEaReR` between spaces", "  bEaReR  "],
   ] as const) {
     test(`401 Authorization token required: header ${why}`, async () => {
       const answer = await books(header);
