@@ -26,11 +26,13 @@ declare module "fastify" {
 export function addErrorHandlers(app: FastifyInstance, metrics: Metrics | undefined): void {
   const allowedMethods = trackRouteMethods(app);
   const refuseForSpace = watchStoreFull(app, metrics);
-  app.setErrorHandler((error: FastifyError, request, reply) =>
-    error instanceof StoreFullError
-      ? refuseForSpace(request, reply)
-      : handleError(error, request, reply, metrics),
-  );
+  const refuseForDescriptors = outOfDescriptors(app, metrics);
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    forgetStreamHeaders(reply);
+    if (error instanceof StoreFullError) return refuseForSpace(request, reply);
+    if (isOutOfDescriptors(error)) return refuseForDescriptors(reply);
+    return handleError(error, request, reply, metrics);
+  });
   app.setNotFoundHandler((request, reply) => {
     const allowed = allowedMethods(request.url);
     // A route that takes this method but found nothing (a missing file under a static
@@ -71,6 +73,54 @@ function handleError(
   request.log.error({ reqId: request.id, err: error }, "unexpected failure");
   metrics?.storeError("error");
   return respond(reply, 500, Messages.internalError);
+}
+
+/**
+ * A file whose stream failed before its first byte (it could not be opened) has set its
+ * headers on the raw response already: its type and length are not the envelope's.
+ */
+function forgetStreamHeaders(reply: FastifyReply): void {
+  if (reply.raw.headersSent) return;
+  for (const name of reply.raw.getHeaderNames()) reply.raw.removeHeader(name);
+}
+
+const DESCRIPTOR_CODES = new Set(["EMFILE", "ENFILE"]);
+const DESCRIPTOR_WARNING_INTERVAL_MS = 10_000;
+
+/** No descriptor was left to open a file or a connection, here or on the way (a cause). */
+function isOutOfDescriptors(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
+    if (DESCRIPTOR_CODES.has((e as NodeJS.ErrnoException).code ?? "")) return true;
+  }
+  return false;
+}
+
+/**
+ * Descriptors running out is a state of the process, not a failure of each request: each
+ * request it refuses is answered 503 with Retry-After and counted, and one warning is logged
+ * at most every ten seconds, with how many were refused since the last.
+ */
+function outOfDescriptors(
+  app: FastifyInstance,
+  metrics: Metrics | undefined,
+): (reply: FastifyReply) => FastifyReply {
+  let lastWarning = 0;
+  let refused = 0;
+  return (reply) => {
+    metrics?.outOfDescriptors();
+    refused += 1;
+    const now = Date.now();
+    if (now - lastWarning >= DESCRIPTOR_WARNING_INTERVAL_MS) {
+      lastWarning = now;
+      app.log.warn(
+        { refused },
+        "out of file descriptors (EMFILE): requests answer 503; raise ulimit -n or lower MAX_CONNECTIONS",
+      );
+      refused = 0;
+    }
+    reply.header("retry-after", "1");
+    return respond(reply, 503, Messages.serviceUnavailable);
+  };
 }
 
 /**

@@ -11,6 +11,8 @@ export interface Metrics {
   storeError(kind: "unavailable" | "full" | "error"): void;
   /** Counts a login answered 503 because the failed-login counts could not be reached. */
   limiterError(): void;
+  /** Counts a request answered 503 because the process had no file descriptor left. */
+  outOfDescriptors(): void;
 }
 
 /** Prometheus metrics: requests, latency, store errors, and the process's own. */
@@ -42,6 +44,11 @@ export function createMetrics(): Metrics {
     help: "Logins answered 503 because the failed-login counts (Redis, or the primary) could not be reached",
     registers: [registry],
   });
+  const descriptors = new Counter({
+    name: "book_catalogue_out_of_descriptors_total",
+    help: "Requests answered 503 because the process had no file descriptor left (EMFILE, ENFILE)",
+    registers: [registry],
+  });
   new Counter({
     name: "book_catalogue_log_lines_dropped_total",
     help: "Log lines dropped because standard output could not take them (a full disk, a closed pipe)",
@@ -65,6 +72,7 @@ export function createMetrics(): Metrics {
     },
     storeError: (kind) => storeErrors.inc({ kind }),
     limiterError: () => limiterErrors.inc(),
+    outOfDescriptors: () => descriptors.inc(),
   };
 }
 

@@ -1,6 +1,7 @@
 // Connections a client leaves hanging: the service lets go of them, and bounds how many it holds.
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -441,4 +442,61 @@ test("ulimit -n 1024 and 1,100 slow clients on the defaults: no descriptor runs 
     for (const socket of sockets) socket.destroy();
     assert.equal(await service.stop(), 0);
   }
+});
+
+const BUNDLE = "/docs/static/swagger-ui-bundle.js";
+
+/** A connection from `from` that sends `count` pipelined GETs of `path` at once and never reads. */
+async function pipelineUnread(port: number, from: string, path: string, count: number) {
+  const socket = connect({ port, host: "127.0.0.1", localAddress: from });
+  socket.on("error", () => {});
+  await once(socket, "connect");
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(count));
+  return socket;
+}
+
+test("ulimit -n 60 and four clients pipelining GETs of files: running out of descriptors is one warning and a counter, the requests it refuses 503, never an error line per request", {
+  skip: linuxProc,
+}, async (t) => {
+  const metricsPort = await freePort();
+  const service = await startService(
+    {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DB_URL: "sqlite::memory:",
+      METRICS_PORT: String(metricsPort),
+    },
+    { descriptorLimit: 60 },
+  );
+  const port = Number(new URL(service.url).port);
+  const sockets: Socket[] = [];
+  try {
+    for (let i = 0; i < 4; i++) {
+      sockets.push(await pipelineUnread(port, `127.0.0.${2 + i}`, BUNDLE, 100));
+    }
+    await sleep(2000);
+    for (const socket of sockets) socket.destroy();
+    await sleep(500);
+    const health = await fetch(`${service.url}/health`);
+    assert.equal(health.status, 200, "served again once the descriptors are back");
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const refused = Number(/^book_catalogue_out_of_descriptors_total (\d+)$/m.exec(metrics)?.[1]);
+    t.diagnostic(`${refused} requests refused for want of a descriptor`);
+    assert.ok(refused > 0, "the clients ran the server out of descriptors");
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    assert.equal(await service.stop(), 0);
+  }
+  const lines = service.output().split("\n");
+  const emfile = lines.filter((line) => /EMFILE|too many open files/i.test(line));
+  assert.equal(emfile.length, 1, emfile.join("\n"));
+  assert.ok(
+    lines.some((line) => line.includes(`"url":"${BUNDLE}","statusCode":503`)),
+    "a request refused for want of a descriptor is answered 503",
+  );
+  assert.match(emfile[0] ?? "", /"level":40/);
+  assert.deepEqual(
+    lines.filter((line) => /"level":(50|60)/.test(line)),
+    [],
+  );
 });
