@@ -39,6 +39,10 @@ export interface Config {
   readonly maxConnections: number;
   /** Open connections one client may hold (http/connections.ts says who is one client). */
   readonly maxConnectionsPerClient: number;
+  /** Requests of one connection handled at once; its further ones wait, unread. */
+  readonly maxPipelinedRequests: number;
+  /** Requests of one client handled at once over all its connections; further ones wait. */
+  readonly maxRequestsInFlightPerClient: number;
   /** How long a connection may sit idle between two requests before it is closed. */
   readonly keepAliveTimeoutMs: number;
   readonly pgPoolSize: number;
@@ -162,6 +166,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnections: integer("MAX_CONNECTIONS", 800, 1, 1_000_000),
     // So that no one client, and no crowd of idle connections, holds every place for long.
     maxConnectionsPerClient: integer("MAX_CONNECTIONS_PER_CLIENT", 100, 1, 1_000_000),
+    // A pipelining client gains nothing past a few requests ahead; each one handled holds its
+    // answer in memory, and a file's answer a descriptor, until the client reads it.
+    maxPipelinedRequests: integer("MAX_PIPELINED_REQUESTS", 16, 1, 1_000_000),
+    // Above MAX_CONNECTIONS_PER_CLIENT (100): one request at a time on each connection never waits.
+    maxRequestsInFlightPerClient: integer("MAX_REQUESTS_IN_FLIGHT_PER_CLIENT", 128, 1, 1_000_000),
     keepAliveTimeoutMs: integer("KEEP_ALIVE_TIMEOUT_SECONDS", 5, 1, 3600) * 1000,
     pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
     dbTimeoutMs: integer("DB_TIMEOUT_SECONDS", 5, 1, 600) * 1000,

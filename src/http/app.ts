@@ -17,6 +17,7 @@ import { Messages, respond } from "./envelope.js";
 import { addErrorHandlers, answerClientError } from "./errors.js";
 import { addHealthRoutes } from "./health.js";
 import { addResponseHooks } from "./hooks.js";
+import { boundedServer } from "./in-flight.js";
 import { logDestination, loggerOptions } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { registerWebPage } from "./web-page.js";
@@ -66,6 +67,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       connectionsCheckingInterval: 1000,
     },
     clientErrorHandler: answerClientError,
+    // Requests in flight per connection and per client.
+    serverFactory: boundedServer(config),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // A wrong type is a 400, never silently coerced ("1999" is not a year, null is not "").
     ajv: { customOptions: { coerceTypes: false } },

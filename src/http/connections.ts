@@ -65,7 +65,7 @@ function rateLimited(): () => boolean {
 }
 
 /** Whether a connection comes from a proxy TRUST_PROXY names, read as Fastify reads it. */
-function trustedProxy(trustProxy: Limits["trustProxy"]): (address: string) => boolean {
+export function trustedProxy(trustProxy: Config["trustProxy"]): (address: string) => boolean {
   if (trustProxy === true) return () => true;
   if (trustProxy === false) return () => false;
   const trust = proxyAddr.compile(trustProxy.split(",").map((entry) => entry.trim()));

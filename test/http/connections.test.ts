@@ -1,7 +1,7 @@
 // Connections a client leaves hanging: the service lets go of them, and bounds how many it holds.
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { once } from "node:events";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -444,6 +444,12 @@ test("ulimit -n 1024 and 1,100 slow clients on the defaults: no descriptor runs 
   }
 });
 
+/** The memory a process holds (its resident set), in MB. */
+function residentMb(pid: number): number {
+  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+  return Math.round(kb / 1024);
+}
+
 const BUNDLE = "/docs/static/swagger-ui-bundle.js";
 
 /** A connection from `from` that sends `count` pipelined GETs of `path` at once and never reads. */
@@ -454,6 +460,139 @@ async function pipelineUnread(port: number, from: string, path: string, count: n
   socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(count));
   return socket;
 }
+
+/**
+ * For `ms`, GET /health every 100 ms (the fetch's own connection, from 127.0.0.1) and watch the
+ * server: the slowest answer, and the most descriptors and memory it held meanwhile.
+ */
+async function watchServer(url: string, pid: number, ms: number) {
+  let slowestMs = 0;
+  let descriptorsMax = 0;
+  let residentMax = 0;
+  const statuses = new Set<number>();
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
+    const started = Date.now();
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) });
+    await response.text();
+    statuses.add(response.status);
+    slowestMs = Math.max(slowestMs, Date.now() - started);
+    descriptorsMax = Math.max(descriptorsMax, descriptors(pid));
+    residentMax = Math.max(residentMax, residentMb(pid));
+  }
+  return { slowestMs, descriptorsMax, residentMax, statuses: [...statuses] };
+}
+
+test("one connection pipelining 3,000 GETs of the docs' largest file and never reading: the server's descriptors and memory stay bounded, /health answers another client at once", {
+  skip: linuxProc,
+}, async (t) => {
+  const service = await startService(
+    { HOST: "127.0.0.1", PORT: "0", DB_URL: "sqlite::memory:" },
+    { direct: true },
+  );
+  const pid = service.process.pid as number;
+  const port = Number(new URL(service.url).port);
+  let socket: Socket | undefined;
+  try {
+    // The file once, read in full, and the connection the watch below uses, both opened.
+    await fetch(`${service.url}${BUNDLE}`).then((response) => response.arrayBuffer());
+    await fetch(`${service.url}/health`).then((response) => response.text());
+    const idle = { descriptors: descriptors(pid), resident: residentMb(pid) };
+    socket = await pipelineUnread(port, "127.0.0.2", BUNDLE, 3000);
+    const seen = await watchServer(service.url, pid, 6000);
+    t.diagnostic(`idle: ${JSON.stringify(idle)}; under the pipeline: ${JSON.stringify(seen)}`);
+    assert.deepEqual(seen.statuses, [200]);
+    assert.ok(
+      seen.descriptorsMax <= idle.descriptors + 16 + 8,
+      `${seen.descriptorsMax} descriptors held (idle: ${idle.descriptors}; MAX_PIPELINED_REQUESTS: 16)`,
+    );
+    assert.ok(
+      seen.residentMax - idle.resident < 150,
+      `${seen.residentMax} MB held (idle: ${idle.resident} MB)`,
+    );
+    assert.ok(seen.slowestMs < 500, `/health took ${seen.slowestMs} ms`);
+  } finally {
+    socket?.destroy();
+    assert.equal(await service.stop(), 0);
+  }
+  assert.doesNotMatch(service.output(), /EMFILE|"level":50/);
+});
+
+test("MAX_REQUESTS_IN_FLIGHT_PER_CLIENT: one client's 10 connections pipelining 300 GETs each, never reading, hold at most its bound of files; another client is served in full at once", {
+  skip: linuxProc,
+}, async (t) => {
+  const service = await startService(
+    {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DB_URL: "sqlite::memory:",
+      MAX_REQUESTS_IN_FLIGHT_PER_CLIENT: "20",
+    },
+    { direct: true },
+  );
+  const pid = service.process.pid as number;
+  const port = Number(new URL(service.url).port);
+  const sockets: Socket[] = [];
+  try {
+    await fetch(`${service.url}${BUNDLE}`).then((response) => response.arrayBuffer());
+    await fetch(`${service.url}/health`).then((response) => response.text());
+    const idle = descriptors(pid);
+    for (let i = 0; i < 10; i++) sockets.push(await pipelineUnread(port, "127.0.0.2", BUNDLE, 300));
+    const seen = await watchServer(service.url, pid, 3000);
+    const started = Date.now();
+    const other = await fetch(`${service.url}${BUNDLE}`).then((response) => response.arrayBuffer());
+    const otherMs = Date.now() - started;
+    t.diagnostic(
+      `idle: ${idle} descriptors; under the pipelines: ${JSON.stringify(seen)}; another client's file: ${otherMs} ms`,
+    );
+    assert.ok(other.byteLength > 1_000_000);
+    assert.ok(otherMs < 1000, `another client's file took ${otherMs} ms`);
+    assert.ok(
+      seen.descriptorsMax <= idle + 10 + 20 + 8,
+      `${seen.descriptorsMax} descriptors held (idle: ${idle}; 10 connections, 20 requests in flight)`,
+    );
+    assert.ok(seen.slowestMs < 500, `/health took ${seen.slowestMs} ms`);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    assert.equal(await service.stop(), 0);
+  }
+});
+
+test("a client that pipelines 2,000 requests and reads gets every answer, in order, past MAX_PIPELINED_REQUESTS and MAX_REQUESTS_IN_FLIGHT_PER_CLIENT", async () => {
+  const app = await buildTestApp({
+    env: { MAX_PIPELINED_REQUESTS: "3", MAX_REQUESTS_IN_FLIGHT_PER_CLIENT: "4" },
+  });
+  const port = Number(new URL(await listenLocally(app)).port);
+  const clients = [keepAlive(port, "127.0.0.2"), keepAlive(port, "127.0.0.2")];
+  try {
+    const requests = (tag: string) =>
+      Array.from({ length: 1000 }, (_, i) => {
+        const path =
+          i % 3 === 0 ? "/nope" : i % 3 === 1 ? "/health" : "/docs/static/swagger-ui.css";
+        return `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${tag}-${i}\r\n\r\n`;
+      }).join("");
+    for (const [c, client] of clients.entries()) client.socket.write(requests(`c${c}`));
+    const deadline = Date.now() + 20_000;
+    const count = (text: string) => text.match(/^x-request-id: /gim)?.length ?? 0;
+    while (clients.some((c) => count(c.received()) < 1000) && Date.now() < deadline) {
+      await sleep(50);
+    }
+    clients.forEach((client, c) => {
+      const ids = [...client.received().matchAll(/^x-request-id: (\S+)\r$/gim)].map((m) => m[1]);
+      assert.deepEqual(
+        ids,
+        Array.from({ length: 1000 }, (_, i) => `c${c}-${i}`),
+      );
+      const statuses = [...client.received().matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+      assert.deepEqual(
+        statuses,
+        Array.from({ length: 1000 }, (_, i) => (i % 3 === 0 ? "404" : "200")),
+      );
+    });
+  } finally {
+    for (const c of clients) c.socket.destroy();
+    await app.close();
+  }
+});
 
 test("ulimit -n 60 and four clients pipelining GETs of files: running out of descriptors is one warning and a counter, the requests it refuses 503, never an error line per request", {
   skip: linuxProc,
@@ -498,5 +637,22 @@ test("ulimit -n 60 and four clients pipelining GETs of files: running out of des
   assert.deepEqual(
     lines.filter((line) => /"level":(50|60)/.test(line)),
     [],
+  );
+});
+
+test("MAX_PIPELINED_REQUESTS is 16 and MAX_REQUESTS_IN_FLIGHT_PER_CLIENT 128 unless set; a bad value is a configuration error", () => {
+  const defaults = testConfig();
+  assert.deepEqual(
+    [defaults.maxPipelinedRequests, defaults.maxRequestsInFlightPerClient],
+    [16, 128],
+  );
+  const set = testConfig({
+    MAX_PIPELINED_REQUESTS: "1",
+    MAX_REQUESTS_IN_FLIGHT_PER_CLIENT: "1000",
+  });
+  assert.deepEqual([set.maxPipelinedRequests, set.maxRequestsInFlightPerClient], [1, 1000]);
+  assert.throws(
+    () => testConfig({ MAX_PIPELINED_REQUESTS: "0", MAX_REQUESTS_IN_FLIGHT_PER_CLIENT: "many" }),
+    /^ConfigError: invalid configuration: MAX_PIPELINED_REQUESTS must be a whole number from 1 to 1000000; MAX_REQUESTS_IN_FLIGHT_PER_CLIENT must be a whole number from 1 to 1000000$/,
   );
 });
