@@ -67,7 +67,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       connectionsCheckingInterval: 1000,
     },
     clientErrorHandler: answerClientError,
-    // Requests in flight per connection and per client.
+    // Requests in flight per connection and per client, and the answer to one without Host.
     serverFactory: boundedServer(config),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // A wrong type is a 400, never silently coerced ("1999" is not a year, null is not "").

@@ -1,6 +1,7 @@
 // How many requests the service works on at once for one connection (pipelining) and for one
-// client. Node parses a connection's pipelined requests while the earlier answers are still
-// pending, and has no bound of its own: each would open its file or read its page at once. Here a request past either bound waits,
+// client, and the answer to a request without a Host header. Node parses a connection's
+// pipelined requests while the earlier answers are still pending and has no bound of its own:
+// each would open its file or read its page at once. Here a request past either bound waits,
 // unhandled, and its connection is not read further until it has a place again.
 
 import {
@@ -15,6 +16,7 @@ import type { Socket } from "node:net";
 import type { FastifyServerFactory } from "fastify";
 import type { Config } from "../config.js";
 import { clientOf, trustedProxy } from "./connections.js";
+import { Messages } from "./envelope.js";
 
 type Limits = Pick<Config, "maxPipelinedRequests" | "maxRequestsInFlightPerClient" | "trustProxy">;
 
@@ -65,7 +67,8 @@ export function boundedServer(limits: Limits): FastifyServerFactory {
     // What Fastify passes: its options, defaults filled in.
     const options = opts as unknown as FactoryOptions;
     const bounds = new Bounds(limits, handler as RequestListener);
-    const server = createServer(options.http, bounds.listener);
+    // Node's own answer to a request without Host is a bare 400; the app's is in the envelope.
+    const server = createServer({ ...options.http, requireHostHeader: false }, bounds.listener);
     server.keepAliveTimeout = options.keepAliveTimeout;
     server.requestTimeout = options.requestTimeout;
     server.setTimeout(options.connectionTimeout);
@@ -90,6 +93,10 @@ class Bounds {
   }
 
   readonly listener: RequestListener = (request, response) => {
+    if (request.headers.host === undefined && request.httpVersion === "1.1") {
+      refuseWithoutHost(response);
+      return;
+    }
     const connection = (request.socket as Tracked)[CONNECTION];
     if (connection === undefined) {
       this.handler(request, response);
@@ -218,4 +225,19 @@ function setPaused(connection: Connection, paused: boolean): void {
   connection.paused = paused;
   if (paused) connection.socket.pause();
   else connection.socket.resume();
+}
+
+const NO_HOST_BODY = JSON.stringify({ status: 400, message: Messages.badRequest, data: null });
+
+/** HTTP/1.1 requires Host: 400 in the envelope, as Node's parser's refusals are answered. */
+function refuseWithoutHost(response: ServerResponse): void {
+  response.shouldKeepAlive = false;
+  response.writeHead(400, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(NO_HOST_BODY),
+    "x-content-type-options": "nosniff",
+    "cache-control": "no-store",
+    connection: "close",
+  });
+  response.end(NO_HOST_BODY);
 }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/http/app.js";
+import { Messages } from "../../src/http/envelope.js";
 import {
   buildTestApp,
   call,
@@ -125,4 +126,40 @@ describe("security headers", () => {
       await other.close();
     }
   });
+
+  test("HTTP/1.1 without Host: 400 Bad request in the envelope, with nosniff, and the connection closes", async () => {
+    const other = await buildTestApp();
+    const port = Number(new URL(await listenLocally(other)).port);
+    try {
+      const text = await rawExchange(port, "GET /books HTTP/1.1\r\n\r\n");
+      const [head = "", body = ""] = text.split("\r\n\r\n");
+      assert.match(head, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(head, /\r\nX-Content-Type-Options: nosniff\r\n/i);
+      assert.match(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i);
+      assert.match(head, /\r\nConnection: close\r\n/i);
+      assert.deepEqual(JSON.parse(body), {
+        status: 400,
+        message: Messages.badRequest,
+        data: null,
+      });
+      // HTTP/1.0 needs no Host: that request reaches the route (and its token check).
+      assert.match(await rawExchange(port, "GET /books HTTP/1.0\r\n\r\n"), /^HTTP\/1\.1 401 /);
+    } finally {
+      await other.close();
+    }
+  });
 });
+
+/** Sends `text` on a new connection and resolves with all that comes back once it closes. */
+function rawExchange(port: number, text: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let received = "";
+    const socket = connect(port, "127.0.0.1", () => socket.write(text));
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk) => {
+      received += chunk;
+    });
+    socket.on("error", reject);
+    socket.on("close", () => resolve(received));
+  });
+}
