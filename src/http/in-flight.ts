@@ -151,7 +151,7 @@ class Bounds {
     // One listener for every answer, no closure per request: the answer knows its connection.
     (response as Answer)[CONNECTION] = connection;
     response.on("finish", onFinish);
-    this.settle(connection);
+    if (!this.hasPlace(connection)) this.settle(connection);
     this.handler(request, response);
   }
 
@@ -160,6 +160,8 @@ class Bounds {
     connection.inFlight -= 1;
     const { client } = connection;
     if (client !== undefined) client.inFlight -= 1;
+    // The common case, one request at a time: nothing waits, nothing is paused.
+    if (!connection.paused && (client === undefined || client.blocked.length === 0)) return;
     this.drain(connection);
     if (client !== undefined) this.wake(client);
   }
