@@ -2,7 +2,7 @@
 // line of fixed width, then one JSON line per book in id order. The header's checksum covers
 // its other fields and every byte after it.
 import { createHash } from "node:crypto";
-import type { Book } from "../rules/book.js";
+import { type Book, MAX_BOOK_ID } from "../rules/book.js";
 
 export const BACKUP_FORMAT = "book-catalogue-backup";
 export const BACKUP_VERSION = 1;
@@ -11,6 +11,9 @@ export const BACKUP_VERSION = 1;
  * the count and the checksum are known, over the blanks the file began with.
  */
 export const HEADER_BYTES = 512;
+
+/** The highest next id a backup may name: that of a catalogue which gave MAX_BOOK_ID. */
+export const MAX_NEXT_ID = MAX_BOOK_ID + 1;
 
 export interface BackupHeader {
   format: typeof BACKUP_FORMAT;
@@ -71,9 +74,15 @@ export function decodeHeader(bytes: Buffer): BackupHeader {
   }
   const wholeFrom = (value: unknown, min: number) =>
     Number.isSafeInteger(value) && (value as number) >= min;
+  // A catalogue that gave the largest id has the next past it: that one, and none beyond.
+  if (Number.isInteger(header.nextId) && (header.nextId as number) > MAX_NEXT_ID) {
+    throw new BackupFileError(
+      `its next id ${header.nextId} is past the largest id a book can have (${MAX_BOOK_ID})`,
+    );
+  }
   if (
     !wholeFrom(header.books, 0) ||
-    !wholeFrom(header.nextId, 1) ||
+    !(header.nextId === MAX_NEXT_ID || wholeFrom(header.nextId, 1)) ||
     typeof header.createdAt !== "string" ||
     !/^[0-9a-f]{64}$/.test(header.sha256 ?? "")
   ) {

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
-import { type Book, checkBook } from "../rules/book.js";
+import { type Book, checkBook, MAX_BOOK_ID } from "../rules/book.js";
 import { BACKUP_PAGE_SIZE } from "../store/backup.js";
 import {
   BackupFileError,
@@ -82,6 +82,11 @@ function bookChecker(header: BackupHeader) {
     const { id } = fields ?? {};
     const { book } = checkBook(fields ?? {});
     if (book === undefined) throw damaged("is not a book");
+    if (Number.isInteger(id) && (id as number) > MAX_BOOK_ID) {
+      throw new BackupFileError(
+        `line ${count + 1} has the id ${id}, past the largest id a book can have (${MAX_BOOK_ID})`,
+      );
+    }
     if (!Number.isSafeInteger(id) || (id as number) <= lastId)
       throw damaged("has an id out of order");
     if ((id as number) >= header.nextId) {

@@ -3,6 +3,7 @@
 import {
   AUTHOR_MAX,
   type BookChanges,
+  MAX_BOOK_ID,
   type NewBook,
   TEXT_PATTERN,
   TITLE_MAX,
@@ -39,8 +40,8 @@ export const bookSchema = {
   properties: { id: { type: "integer" }, ...bookFields },
 } as const;
 
-/** The largest id a path may name: ids travel as JSON numbers. */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
+/** The largest id a path may name: the largest a book can have. */
+export const MAX_ID = MAX_BOOK_ID;
 const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
 
 /** A path id must be a canonical positive integer (no sign, zeros or spaces); else undefined. */

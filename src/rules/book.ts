@@ -17,6 +17,11 @@ export const TITLE_MAX = 500;
 export const AUTHOR_MAX = 300;
 export const YEAR_MIN = -9999;
 export const YEAR_MAX = 9999;
+/**
+ * The largest id a book can have: ids travel as JSON numbers, exact up to 2^53 − 1. Both
+ * stores refuse to give a larger one, and a restore to bring one in.
+ */
+export const MAX_BOOK_ID = Number.MAX_SAFE_INTEGER;
 
 /**
  * A text field: at least one non-space character, and no NUL nor UTF-16 that is not well

@@ -1,6 +1,6 @@
 // What a backup needs from a store, beside serving books: one consistent snapshot to read
 // while the catalogue keeps serving, and a restore that keeps every id, all or nothing.
-import type { Book } from "../rules/book.js";
+import { type Book, MAX_BOOK_ID } from "../rules/book.js";
 
 /** One consistent view of the whole catalogue: every book committed before it began. */
 export interface CatalogueSnapshot {
@@ -33,5 +33,17 @@ export class CatalogueNotEmptyError extends Error {
   constructor(readonly count: number) {
     super(`the catalogue already holds ${count} book${count === 1 ? "" : "s"}`);
     this.name = "CatalogueNotEmptyError";
+  }
+}
+
+/**
+ * Refuses a restore's next id that would let a create pass MAX_BOOK_ID: one past it, that of a
+ * catalogue which gave it, is the highest. The stores refuse a book's id past it themselves.
+ */
+export function checkRestoredNextId(nextId: number): void {
+  if (!Number.isInteger(nextId) || nextId < 1 || nextId > MAX_BOOK_ID + 1) {
+    throw new RangeError(
+      `the next id ${nextId} is past the largest id a book can have (${MAX_BOOK_ID})`,
+    );
   }
 }

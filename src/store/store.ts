@@ -80,6 +80,7 @@ export interface BookStore {
   list(query: BookQuery): Promise<BookPage>;
   /** How many books match the filters, whatever the page. */
   count(filters: BookFilters): Promise<number>;
+  /** Rejects with BookIdsExhaustedError once the store has given MAX_BOOK_ID. */
   create(book: NewBook): Promise<Book>;
   /**
    * Applies the present fields on top of the stored record; `undefined` when there is none.
@@ -111,6 +112,18 @@ export class StoreFullError extends StoreUnavailableError {
     super(options);
     this.message = "the book store has no space for writes";
     this.name = "StoreFullError";
+  }
+}
+
+/**
+ * The store has given the largest id a book can have (MAX_BOOK_ID): a create is refused,
+ * nothing of it written, while reads, updates and deletes go on (HTTP 503).
+ */
+export class BookIdsExhaustedError extends StoreUnavailableError {
+  constructor() {
+    super();
+    this.message = "the book store has given the largest id a book can have";
+    this.name = "BookIdsExhaustedError";
   }
 }
 

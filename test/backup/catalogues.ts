@@ -2,11 +2,19 @@
 // read back with plain SQL (not through the code under test), and the command line.
 
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  checksumOf,
+  encodeBook,
+  encodeHeader,
+} from "../../src/backup/format.js";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
 import {
@@ -168,4 +176,29 @@ export async function until(
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/**
+ * A backup file of `lines` (the bytes after the header: books' lines, or anything a test
+ * needs), sealed with a checksum that holds, as the backup command seals one.
+ */
+export function writeBackupBytes(
+  path: string,
+  lines: Buffer,
+  fields: { books: number; nextId: number },
+): void {
+  const header = {
+    format: BACKUP_FORMAT,
+    version: BACKUP_VERSION,
+    createdAt: new Date().toISOString(),
+    ...fields,
+  } as const;
+  const sha256 = checksumOf(header, createHash("sha256").update(lines).digest("hex"));
+  writeFileSync(path, Buffer.concat([encodeHeader({ ...header, sha256 }), lines]));
+}
+
+/** A backup file of these books and next id, whatever they are, with a checksum that holds. */
+export function writeBackupFile(path: string, books: readonly Book[], nextId: number): void {
+  const lines = Buffer.from(books.map(encodeBook).join(""));
+  writeBackupBytes(path, lines, { books: books.length, nextId });
 }

@@ -1,12 +1,13 @@
 // Backup and restore on PostgreSQL: a snapshot is one REPEATABLE READ transaction read
 // through a cursor; a restore is one transaction that holds off other writers until it ends.
-import sql from "sql-template-tag";
-import type { Book } from "../../rules/book.js";
+import sql, { raw } from "sql-template-tag";
+import { type Book, MAX_BOOK_ID } from "../../rules/book.js";
 import {
   BACKUP_PAGE_SIZE,
   type BackupStore,
   CatalogueNotEmptyError,
   type CatalogueSnapshot,
+  checkRestoredNextId,
 } from "../backup.js";
 import { pendingMigrations } from "../migrations.js";
 import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "./books.js";
@@ -60,7 +61,7 @@ function readSnapshot<T>(db: Db, read: (snapshot: CatalogueSnapshot) => Promise<
       // A sequence is outside every snapshot: read after the snapshot began, it is at least
       // every id the snapshot holds, and every id given before.
       const [{ next } = { next: 1 }] = await tx.query<{ next: number }>(sql`
-        SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`);
+        SELECT ${NEXT_ID} AS next`);
       async function* pages(): AsyncGenerator<Book[]> {
         // Pages by id, all in the transaction's one snapshot.
         for (let after = 0; ; ) {
@@ -78,12 +79,20 @@ function readSnapshot<T>(db: Db, read: (snapshot: CatalogueSnapshot) => Promise<
   );
 }
 
+/**
+ * The id the next new book takes: one past the sequence's last value, and never past the
+ * largest id's next, though each create refused past it moves the sequence on (books.ts).
+ */
+const NEXT_ID = raw(`least(coalesce(pg_sequence_last_value(
+  pg_get_serial_sequence('books', 'id')::regclass), 0), ${MAX_BOOK_ID}) + 1`);
+
 async function restore(
   db: Db,
   pages: AsyncIterable<Book[]>,
   nextId: number,
   replace: boolean,
 ): Promise<number> {
+  checkRestoredNextId(nextId);
   return db.transaction(async (tx) => {
     // Other writers wait until the restore ends, so no create takes an id it restores.
     await tx.query(sql`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`);
@@ -98,7 +107,7 @@ async function restore(
     await tx.query(sql`SELECT setval(pg_get_serial_sequence('books', 'id')::regclass, ${nextId - 1})
       WHERE ${nextId - 1} > coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0)`);
     const [{ next } = { next: nextId }] = await tx.query<{ next: number }>(sql`
-      SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('books', 'id')::regclass), 0) + 1 AS next`);
+      SELECT ${NEXT_ID} AS next`);
     return next;
   });
 }

@@ -1,9 +1,9 @@
 // The statements of single books: creates, reads by id, updates and deletes in batches.
 import sql, { raw } from "sql-template-tag";
-import type { Book, BookChanges, NewBook } from "../../rules/book.js";
+import { type Book, type BookChanges, MAX_BOOK_ID, type NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
-import { BookChangedError } from "../store.js";
+import { BookChangedError, BookIdsExhaustedError } from "../store.js";
 import { VERSION } from "./commit-counter.js";
 import type { Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
@@ -20,8 +20,14 @@ export const DERIVED_COLUMNS = raw("title_words, author_words, title_key, author
 export const DERIVED_VALUES = raw(`array_to_tsvector(string_to_array(tw, ' ')),
   array_to_tsvector(string_to_array(aw, ' ')), tk, ak`);
 
-/** Writes the books in one statement; each one's id comes with its place in the list. */
-export async function insertBooks(db: Queryable, batch: readonly NewBook[]): Promise<Book[]> {
+/**
+ * Writes the books in one statement; each one's id comes with its place in the list. A book
+ * whose id would pass MAX_BOOK_ID is left out, the others written: it is BookIdsExhaustedError.
+ */
+export async function insertBooks(
+  db: Queryable,
+  batch: readonly NewBook[],
+): Promise<(Book | BookIdsExhaustedError)[]> {
   const ids = await db.query<{ id: number }>(sql`WITH input AS (
       SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id, n, title, author, year,
         tw, aw, tk, ak
@@ -31,10 +37,13 @@ export async function insertBooks(db: Queryable, batch: readonly NewBook[]): Pro
     ), added AS (
       INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS})
       OVERRIDING SYSTEM VALUE
-      SELECT id, title, author, year, ${DERIVED_VALUES} FROM input
+      SELECT id, title, author, year, ${DERIVED_VALUES} FROM input WHERE id <= ${MAX_BOOK_ID}
     )
     SELECT id FROM input ORDER BY n`);
-  return batch.map((book, i) => ({ id: ids[i]?.id as number, ...book }));
+  return batch.map((book, i) => {
+    const id = ids[i]?.id as number;
+    return id > MAX_BOOK_ID ? new BookIdsExhaustedError() : { id, ...book };
+  });
 }
 
 /** The books of `ids` (undefined for an id no book has), and the version they were read at. */

@@ -1,7 +1,12 @@
 import type { NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { withDeadline } from "../deadline.js";
-import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
+import {
+  BookIdsExhaustedError,
+  type BookStore,
+  StoreOpenError,
+  StoreUnavailableError,
+} from "../store.js";
 import { batching } from "./batching.js";
 import { deleteBooks, insertBooks, lockExpected, type Update, updateBooks } from "./books.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
@@ -77,7 +82,11 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     get: (id) => withStoreErrors(() => kept.get(id)),
     list: (query) => withStoreErrors(() => kept.list(query)),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
-    create: createBooks,
+    create: (book) =>
+      createBooks(book).then((created) => {
+        if (created instanceof BookIdsExhaustedError) throw created;
+        return created;
+      }),
     update: (id, changes, expected) =>
       expected === undefined
         ? updateBatch({ id, changes })

@@ -4,13 +4,14 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { Book } from "../../rules/book.js";
+import { type Book, MAX_BOOK_ID } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import {
   BACKUP_PAGE_SIZE,
   type BackupStore,
   CatalogueNotEmptyError,
   type CatalogueSnapshot,
+  checkRestoredNextId,
 } from "../backup.js";
 import { pendingMigrations, SQLITE_DELETE_COUNTED } from "../migrations.js";
 import { StoreOpenError } from "../store.js";
@@ -76,7 +77,10 @@ async function readSnapshot<T>(
   db.exec("BEGIN");
   try {
     const count = db.prepare("SELECT count(*) AS n FROM books").get()?.n as number;
-    const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'books'").get();
+    // Never past the largest id's next, whatever an older build let the counter reach.
+    const seq = db
+      .prepare("SELECT min(seq, ?) AS seq FROM sqlite_sequence WHERE name = 'books'")
+      .get(MAX_BOOK_ID);
     const page = db.prepare(
       "SELECT id, title, author, year FROM books WHERE id > ? ORDER BY id LIMIT ?",
     );
@@ -103,6 +107,7 @@ async function restore(
   nextId: number,
   replace: boolean,
 ): Promise<number> {
+  checkRestoredNextId(nextId);
   // The write lock is taken first: a busy catalogue fails here, before any change.
   db.exec("BEGIN IMMEDIATE");
   try {

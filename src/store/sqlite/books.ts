@@ -4,7 +4,8 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { Book, BookChanges, NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
-import { BookChangedError } from "../store.js";
+import { SQLITE_IDS_EXHAUSTED } from "../migrations.js";
+import { BookChangedError, BookIdsExhaustedError } from "../store.js";
 import { writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
 
@@ -54,11 +55,23 @@ export function bookStatements(db: DatabaseSync) {
   };
   return {
     get,
-    create(book: NewBook): Book {
+    /**
+     * A create past the largest id is refused by migration 11's trigger, and its insert undone
+     * whole; the error is answered rather than thrown, so the other writes of its group stand.
+     */
+    create(book: NewBook): Book | BookIdsExhaustedError {
       const { title, author, year } = book;
-      const id = Number(
-        insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
-      );
+      let id: number;
+      try {
+        id = Number(
+          insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
+        );
+      } catch (error) {
+        if ((error as Error).message.includes(SQLITE_IDS_EXHAUSTED)) {
+          return new BookIdsExhaustedError();
+        }
+        throw error;
+      }
       indexStmt.run(id, indexedWords(book));
       return { id, ...book };
     },

@@ -3,7 +3,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { BookChanges, NewBook } from "../../rules/book.js";
 import type { ExpectedVersions } from "../book-version.js";
-import { BookChangedError } from "../store.js";
+import { BookChangedError, BookIdsExhaustedError } from "../store.js";
 import type { BookStatements } from "./books.js";
 import { failure, type Outcome } from "./outcome.js";
 import { transaction } from "./schema.js";
@@ -42,7 +42,8 @@ function apply(books: BookStatements, write: BookWrite): Outcome {
       : write.op === "update"
         ? books.update(write.id, write.changes, write.expected)
         : books.remove(write.id, write.expected);
-  return result instanceof BookChangedError ? { failed: "changed" } : { value: result };
+  if (result instanceof BookChangedError) return { failed: "changed" };
+  return result instanceof BookIdsExhaustedError ? { failed: "ids exhausted" } : { value: result };
 }
 
 /**

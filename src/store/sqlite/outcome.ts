@@ -2,6 +2,7 @@
 // threads whole, so they cross as the kind the routes answer by.
 import {
   BookChangedError,
+  BookIdsExhaustedError,
   SearchTooBroadError,
   StoreFullError,
   StoreUnavailableError,
@@ -12,7 +13,10 @@ import { translate } from "./errors.js";
 // the writer) as an outcome with neither key: whatever has no failure is a value.
 export type Outcome =
   | { value?: unknown }
-  | { failed: "changed" | "unavailable" | "full" | "too broad" | "error"; message?: string };
+  | {
+      failed: "changed" | "unavailable" | "full" | "ids exhausted" | "too broad" | "error";
+      message?: string;
+    };
 
 /** The outcome of an error thrown by a store call. */
 export function failure(error: unknown): Outcome {
@@ -34,6 +38,7 @@ export function settle(outcome: Outcome): unknown {
     throw new StoreUnavailableError(cause && { cause });
   }
   if (outcome.failed === "full") throw new StoreFullError();
+  if (outcome.failed === "ids exhausted") throw new BookIdsExhaustedError();
   if (outcome.failed === "too broad") throw new SearchTooBroadError();
   throw new Error(outcome.message);
 }
