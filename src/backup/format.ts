@@ -1,6 +1,7 @@
 // The backup file, the same from either store (docs/operations.md#the-backup-file): a header
 // line of fixed width, then one JSON line per book in id order. The header's checksum covers
 // its other fields and every byte after it.
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { type Book, MAX_BOOK_ID } from "../rules/book.js";
 
@@ -60,6 +61,7 @@ export const encodeBook = (book: Book): string =>
 export function decodeHeader(bytes: Buffer): BackupHeader {
   const notBackup = new BackupFileError("it is not a complete book catalogue backup");
   if (bytes.length < HEADER_BYTES || bytes[HEADER_BYTES - 1] !== 0x0a) throw notBackup;
+  if (!isUtf8(bytes)) throw new BackupFileError("line 1 is not valid UTF-8: the file is damaged");
   let header: Partial<BackupHeader>;
   try {
     header = JSON.parse(bytes.subarray(0, HEADER_BYTES).toString("utf8"));

@@ -1,5 +1,6 @@
 // Reading a backup file back: its header, then its books a page at a time, each line checked
 // as it comes and the count and checksum at the end. Memory stays at a page, whatever the size.
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
@@ -26,6 +27,12 @@ export async function readHeader(path: string): Promise<BackupHeader> {
 }
 
 /**
+ * The longest line a book's may be, its newline left out: far above what the fields of a book
+ * fill, each character escaped, and low enough that a line without end is refused at once.
+ */
+export const MAX_LINE_BYTES = 64 * 1024;
+
+/**
  * The backup's books in pages, in id order. Throws BackupFileError, at the latest after the
  * last page, when a line is not a book, the ids do not rise, or the count or the checksum
  * is not the header's: a consumer that writes the pages must do so in a transaction.
@@ -33,26 +40,22 @@ export async function readHeader(path: string): Promise<BackupHeader> {
 export async function* readBooks(path: string, header: BackupHeader): AsyncGenerator<Book[]> {
   const hash = createHash("sha256");
   const check = bookChecker(header);
-  let rest: Buffer = Buffer.alloc(0);
+  const cut = lineCutter();
   let page: Book[] = [];
   for await (const chunk of createReadStream(path, {
     start: HEADER_BYTES,
     highWaterMark: 1 << 20,
   })) {
     hash.update(chunk as Buffer);
-    const bytes = rest.length === 0 ? (chunk as Buffer) : Buffer.concat([rest, chunk as Buffer]);
-    let start = 0;
-    for (let end = bytes.indexOf(0x0a); end !== -1; end = bytes.indexOf(0x0a, start)) {
-      page.push(check(bytes.toString("utf8", start, end)));
-      start = end + 1;
+    for (const line of cut.lines(chunk as Buffer)) {
+      page.push(check(line));
       if (page.length === BACKUP_PAGE_SIZE) {
         yield page;
         page = [];
       }
     }
-    rest = bytes.subarray(start);
   }
-  if (rest.length > 0) throw new BackupFileError("its last line is cut short");
+  if (cut.pending()) throw new BackupFileError("its last line is cut short");
   if (check.count() !== header.books) {
     throw new BackupFileError(
       `it holds ${check.count()} books, not the ${header.books} its header names`,
@@ -64,18 +67,57 @@ export async function* readBooks(path: string, header: BackupHeader): AsyncGener
   if (page.length > 0) yield page;
 }
 
+/**
+ * Cuts the chunks read into lines. The bytes of a line not yet ended are kept apart and joined
+ * once, when it ends; a line that grows past MAX_LINE_BYTES is refused as soon as it does, so
+ * time and memory stay those of reading the file once, whatever its lines.
+ */
+function lineCutter() {
+  let kept: Buffer[] = [];
+  let keptBytes = 0;
+  // Line 1 is the header.
+  let line = 1;
+  const grow = (bytes: number) => {
+    keptBytes += bytes;
+    if (keptBytes > MAX_LINE_BYTES) {
+      throw new BackupFileError(
+        `line ${line + 1} is longer than ${MAX_LINE_BYTES} bytes, more than a book's: the file is damaged`,
+      );
+    }
+  };
+  return {
+    *lines(chunk: Buffer): Generator<Buffer> {
+      let start = 0;
+      for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+        const tail = chunk.subarray(start, end);
+        grow(tail.length);
+        yield kept.length === 0 ? tail : Buffer.concat([...kept, tail]);
+        [kept, keptBytes, start] = [[], 0, end + 1];
+        line += 1;
+      }
+      if (start < chunk.length) {
+        grow(chunk.length - start);
+        kept.push(chunk.subarray(start));
+      }
+    },
+    pending: () => keptBytes > 0,
+  };
+}
+
 /** Checks each line in turn: a book, its id above the last one and below the next id. */
 function bookChecker(header: BackupHeader) {
   let count = 0;
   let lastId = 0;
-  const check = (line: string): Book => {
+  const check = (line: Buffer): Book => {
     count += 1;
     // Line 1 is the header.
     const damaged = (why: string) =>
       new BackupFileError(`line ${count + 1} ${why}: the file is damaged`);
+    // Decoding would put U+FFFD in place of what is not UTF-8, and restore another text.
+    if (!isUtf8(line)) throw damaged("is not valid UTF-8");
     let fields: Partial<Book>;
     try {
-      fields = JSON.parse(line);
+      fields = JSON.parse(line.toString("utf8"));
     } catch {
       throw damaged("is not JSON");
     }
