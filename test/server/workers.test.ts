@@ -88,6 +88,48 @@ async function waitFor(service: Service, pattern: RegExp, count = 1): Promise<vo
 /** Resolves once both workers listen (startService returns at the first). */
 const bothListening = (service: Service) => waitFor(service, /Server listening at/, 2);
 
+/**
+ * Removes the writer's folder and makes it again, empty, as it was: /ready must answer 503
+ * until the writer's socket is back, then 200, and both workers write again.
+ */
+async function folderMadeAgain(service: Service, temporary: string): Promise<void> {
+  const token = await tokenOf(service);
+  assert.equal((await fresh(service, "POST", "/book", token, BOOK)).status, 201);
+  assert.equal((await fresh(service, "GET", "/ready")).status, 200);
+  const [name] = readdirSync(temporary) as [string];
+  const folder = join(temporary, name);
+  const mode = statSync(folder).mode & 0o777;
+  rmSync(folder, { recursive: true });
+  mkdirSync(folder, { mode });
+  // Both workers say so until the writer's check (every 5 s) makes the socket again.
+  const socketBack = () => readdirSync(folder).includes("writes.sock");
+  const notReady = new Set<string>();
+  while (!socketBack()) {
+    const answer = await fresh(service, "GET", "/ready");
+    if (socketBack()) break;
+    assert.equal(answer.status, 503, "not ready while the writer's socket is gone");
+    notReady.add(answer.worker);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(notReady.size > 0, "/ready was asked while the socket was gone");
+  await waitFor(service, /writes\.sock was gone: listening there again/);
+  const ready = new Set<string>();
+  const wrote = new Set<string>();
+  // New connections go to the workers in turn: two of each kind reach both.
+  for (let tries = 0; tries < 10 && ready.size < 2; tries++) {
+    const answer = await fresh(service, "GET", "/ready");
+    assert.equal(answer.status, 200);
+    ready.add(answer.worker);
+  }
+  for (let tries = 0; tries < 10 && wrote.size < 2; tries++) {
+    const answer = await fresh(service, "POST", "/book", token, { ...BOOK, year: tries });
+    assert.equal(answer.status, 201);
+    wrote.add(answer.worker);
+  }
+  assert.equal(ready.size, 2, "both workers ready");
+  assert.equal(wrote.size, 2, `both workers write, with no restart: ${[...wrote]}`);
+}
+
 for (const kind of await storesUnderTest()) {
   describe(`several processes on ${kind.name}`, { skip: kind.skip }, () => {
     let dir: string;
@@ -304,6 +346,16 @@ for (const kind of await storesUnderTest()) {
         assert.match(service.output(), /writes\.sock was gone: listening there again/);
         assert.equal(await service.stop(), 0);
         assert.deepEqual(readdirSync(temporary), []);
+      });
+
+      test("the writer's folder removed and made again empty: /ready 503 until its socket is back, then writes go on", async () => {
+        const { service, temporary } = await startWithOwnTemporary();
+        try {
+          await folderMadeAgain(service, temporary);
+          assert.equal(await service.stop(), 0);
+        } finally {
+          killIfAlive(service.process.pid as number);
+        }
       });
     }
 

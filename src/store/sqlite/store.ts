@@ -84,7 +84,10 @@ export function openSqliteStore(
     update: (id, changes, expected) =>
       write({ op: "update", id, changes, expected }) as Promise<Book | undefined>,
     remove: (id, expected) => write({ op: "remove", id, expected }) as Promise<boolean>,
-    ping: () => withStoreErrors(() => books.ping()),
+    ping: async () => {
+      await withStoreErrors(() => books.ping());
+      await writer.ping?.();
+    },
     close: async () => {
       await Promise.all([writer.close(), counter.close()]);
       if (db.isOpen) {

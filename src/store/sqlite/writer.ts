@@ -13,6 +13,11 @@ export interface Writer {
   write(write: BookWrite): Promise<unknown>;
   /** Commits the writes sent so far, then stops. */
   close(): Promise<void>;
+  /**
+   * Resolves when the writer can be reached, else rejects with StoreUnavailableError: for a
+   * writer that can lose the way to it (the primary's, at its socket).
+   */
+  ping?(): Promise<void>;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { createConnection, createServer, type Socket } from "node:net";
 import { dirname } from "node:path";
 import { perTurn } from "../per-turn.js";
+import { StoreUnavailableError } from "../store.js";
 import type { BookWrite } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
 import { isOwnFolder, listenAndKeep, notOwnFolder } from "./socket-folder.js";
@@ -114,5 +115,26 @@ export function writerAtSocket(path: string, onCommit: () => void): Writer {
       send.flush();
       connection?.end();
     },
+    ping: () => reachable(path),
   };
+}
+
+/**
+ * Resolves when a writer listens at `path`, in a folder of this user's alone; else rejects
+ * with StoreUnavailableError: the socket or its folder was removed, and the writer has not
+ * yet made it again. Connections already made go on, so only a new one tells.
+ */
+function reachable(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const folder = dirname(path);
+    if (!isOwnFolder(folder)) {
+      return reject(new StoreUnavailableError({ cause: new Error(notOwnFolder(folder)) }));
+    }
+    const probe = createConnection(path);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve();
+    });
+    probe.once("error", (error) => reject(new StoreUnavailableError({ cause: error })));
+  });
 }
