@@ -193,8 +193,38 @@ function startLines(text: string) {
   };
 }
 
+/**
+ * The most characters a CSV record may hold: far above a book's row, even with the many
+ * columns (a review among them) of a Goodreads export. The parser stops as soon as a record
+ * passes it, so a file of one endless line costs no more than reading it once.
+ */
+export const MAX_CSV_RECORD_CHARS = 1 << 20;
+
+/**
+ * The first line longer than `max` characters, or undefined (CRLF, LF or CR alone ends a
+ * line): found in one pass, before the parser, whose cost grows with what it is given.
+ */
+function lineLongerThan(text: string, max: number): number | undefined {
+  let [line, start, lf, cr] = [1, 0, -1, -1];
+  for (;;) {
+    if (lf < start) lf = text.indexOf("\n", start);
+    if (cr < start) cr = text.indexOf("\r", start);
+    const end = Math.min(lf === -1 ? text.length : lf, cr === -1 ? text.length : cr);
+    if (end - start > max) return line;
+    if (end === text.length) return undefined;
+    start = end + (text.startsWith("\r\n", end) ? 2 : 1);
+    line += 1;
+  }
+}
+
 /** The rows of a CSV file under its header, with the cells export neutralised restored. */
 function csvRows(text: string): RowFields[] {
+  const tooLong = lineLongerThan(text, MAX_CSV_RECORD_CHARS);
+  if (tooLong !== undefined) {
+    throw new BookFileError(
+      `has a line (${tooLong}) longer than ${MAX_CSV_RECORD_CHARS} characters, more than a book's row`,
+    );
+  }
   let records: { record: string[]; info: { bytes: number } }[];
   try {
     records = parseCsv(text, {
@@ -203,8 +233,15 @@ function csvRows(text: string): RowFields[] {
       relax_column_count: true,
       // Goodreads writes ISBNs as ="0441013593", which strict CSV would refuse.
       relax_quotes: true,
+      max_record_size: MAX_CSV_RECORD_CHARS,
     }) as unknown as typeof records;
   } catch (error) {
+    const { code, lines } = error as { code?: string; lines?: number };
+    if (code === "CSV_MAX_RECORD_SIZE") {
+      throw new BookFileError(
+        `has a row (line ${lines}) longer than ${MAX_CSV_RECORD_CHARS} characters, more than a book's row`,
+      );
+    }
     throw new BookFileError(`${NOT_BOOKS} (${(error as Error).message})`);
   }
   const header = records[0]?.record;

@@ -151,6 +151,27 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<R
   });
 }
 
+/** The command line, to its end, and the most memory it held (its peak RSS, in bytes). */
+export function cliWithPeak(
+  args: string[],
+): Promise<{ code: number; stderr: string; peak: number }> {
+  // Printed by the process itself as it exits: what it held at most, not a sample.
+  const peak = `process.on("exit", () => process.stderr.write("peak " + process.resourceUsage().maxRSS + "\\n"))`;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [`--import=data:text/javascript,${encodeURIComponent(peak)}`, CLI, ...args],
+      { env: { PATH: process.env.PATH ?? "" }, timeout: 120_000 },
+      (error, _stdout, stderr) =>
+        resolve({
+          code: error ? Number(error.code ?? 1) : 0,
+          stderr,
+          peak: Number(/^peak (\d+)$/m.exec(stderr)?.[1] ?? Number.NaN) * 1024,
+        }),
+    );
+  });
+}
+
 /** The command line, started: for a test that kills it midway. */
 export function spawnCli(args: string[]) {
   return spawn(process.execPath, [CLI, ...args], {

@@ -1,38 +1,18 @@
 // The lines of a backup file as restore reads them: bytes that are not UTF-8 are refused, not
 // restored as another text, and a line without end is refused at once, in little memory.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { encodeBook } from "../../src/backup/format.js";
-import { CLI, cli, writeBackupBytes } from "./catalogues.js";
+import { cli, cliWithPeak, writeBackupBytes } from "./catalogues.js";
 
 let dir: string;
 before(() => {
   dir = mkdtempSync(join(tmpdir(), "books-backup-lines-"));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The command line, to its end, and the most memory it held (its peak RSS, in bytes). */
-function cliWithPeak(args: string[]): Promise<{ code: number; stderr: string; peak: number }> {
-  // Printed by the process itself as it exits: what it held at most, not a sample.
-  const peak = `process.on("exit", () => process.stderr.write("peak " + process.resourceUsage().maxRSS + "\\n"))`;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [`--import=data:text/javascript,${encodeURIComponent(peak)}`, CLI, ...args],
-      { env: { PATH: process.env.PATH ?? "" }, timeout: 120_000 },
-      (error, _stdout, stderr) =>
-        resolve({
-          code: error ? Number(error.code ?? 1) : 0,
-          stderr,
-          peak: Number(/^peak (\d+)$/m.exec(stderr)?.[1] ?? Number.NaN) * 1024,
-        }),
-    );
-  });
-}
 
 test("a line that is not UTF-8 is refused by line, though its checksum holds; nothing is restored", async () => {
   const file = join(dir, "latin1.backup");
