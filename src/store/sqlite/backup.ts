@@ -128,6 +128,8 @@ async function restore(
     for await (const page of pages) {
       for (const book of page) {
         const { id, title, author, year } = book;
+        if (id > MAX_BOOK_ID)
+          throw new RangeError(`the id ${id} is past the largest id a book can have`);
         insert.run(id, title, author, year, sortKey(title), sortKey(author));
         index.run(book.id, indexedWords(book));
       }
