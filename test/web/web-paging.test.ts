@@ -144,6 +144,48 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
     await page.context().close();
   });
 
+  test("a shared link cut short shows the first page of its search and order, with no refusal", async () => {
+    const running = await fresh(45);
+    const page = await open(running);
+    await status(page).getByText("Page 1 of 3").waitFor();
+    const refused: string[] = [];
+    page.on("response", (answer) => {
+      if (answer.status() === 400) refused.push(answer.url());
+    });
+    // Each cursor the service refuses for its order: an `after` without the `after_key` a
+    // sort by a field needs, a year's key that is no year, a key longer than any title.
+    const links = [
+      ["?q=book&sort=-year&after=25", "?q=book&sort=-year", "Book 45"],
+      ["?sort=year&after=3&after_key=abc", "?sort=year", "Book 01"],
+      [`?sort=-author&after=3&after_key=${"x".repeat(501)}`, "?sort=-author", "Book 45"],
+      ["?sort=title&after=119", "", "Book 01"],
+    ];
+    for (const [link, view, first] of links) {
+      await page.goto(`${running.base}/${link}`);
+      await status(page).getByText("Page 1 of 3: books 1 to 20.").waitFor();
+      assert.equal((await titles(page))[0], first, link);
+      assert.equal(new URL(page.url()).search, view, link);
+      assert.equal(await page.getByRole("alert").count(), 0, link);
+      // Back goes to where the link was opened from, not to the link refused again.
+      await page.goBack();
+      await page.waitForURL(`${running.base}/`);
+      await status(page).getByText("Page 1 of 3: books 1 to 20.").waitFor();
+    }
+    assert.equal(refused.length >= links.length, true, "each cursor was tried");
+    // The view kept: the search in its box, the order on its heading.
+    await page.goto(`${running.base}/?q=book&sort=-year&after=25`);
+    await page.waitForURL(/\?q=book&sort=-year$/);
+    assert.equal(await page.getByRole("searchbox").inputValue(), "book");
+    await page.locator("th.col-year[aria-sort=descending]").waitFor();
+    assert.equal(await page.getByText("The service refused").count(), 0);
+    // A search with no letter or digit, which the service refuses too, is left out.
+    await page.goto(`${running.base}/?q=*&sort=-year`);
+    await page.waitForURL(/\/\?sort=-year$/);
+    await status(page).getByText("Page 1 of 3: books 1 to 20.").waitFor();
+    assert.equal(await page.getByRole("alert").count(), 0);
+    await page.context().close();
+  });
+
   test("Next from the pager below shows the new page from its top", async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const page = await open(await fresh(45), { viewport });

@@ -22,7 +22,11 @@ interface Props {
 export function Catalogue({ client, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
-  const listing = useListing(client, walk.query, { fail, answered: clear });
+  const listing = useListing(client, walk.query, {
+    fail,
+    answered: clear,
+    cursorRefused: walk.dropCursor,
+  });
   const { moves, pages, marked, showAdded } = useMoves(client, walk, listing, fail);
   const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");

@@ -1,6 +1,7 @@
 // The address follows the page shown (`?q=…&sort=…&after=…&after_key=…`), and the pages
 // walked are kept in the browser's history entry: Back, Forward and reload keep them.
 
+import { searchTerms } from "@book-catalogue/rules/search.js";
 import type { ListQuery, SortOrder } from "book-catalogue";
 import { useEffect, useRef } from "preact/hooks";
 import { DEFAULT_SORT, PAGE_SIZE, SORTS } from "./query.js";
@@ -13,11 +14,16 @@ export interface Walk {
   firstPage?: number;
 }
 
-/** The query the address names: `?q=…&sort=…&after=…&after_key=…`. */
+/**
+ * The query the address names: `?q=…&sort=…&after=…&after_key=…`. An order the page does not
+ * offer is its default; a search with no letter or digit, none (as in the search bar). A
+ * cursor the service refuses is dropped once refused (use-listing.ts).
+ */
 function queryOfAddress(): ListQuery {
   const parameters = new URLSearchParams(location.search);
   const sort = parameters.get("sort") as SortOrder | null;
-  const q = parameters.get("q")?.trim();
+  const typed = parameters.get("q")?.trim();
+  const q = typed && searchTerms(typed).length > 0 ? typed : undefined;
   const query: ListQuery = {
     limit: PAGE_SIZE,
     sort: sort !== null && SORTS.includes(sort) ? sort : DEFAULT_SORT,
@@ -50,12 +56,15 @@ export function currentWalk(): Walk {
 
 /**
  * Keeps the address and the history entry on the walk: a new entry for each step, so Back
- * goes back. Back and Forward hand the walk of their entry to `onRestore`.
+ * goes back. Back and Forward hand the walk of their entry to `onRestore`. The answer,
+ * called before a step, makes that step take the place of the entry instead: a correction
+ * (a cursor refused) that Back should not return to.
  */
-export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
+export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): () => void {
   const { trail, shownBefore, firstPage } = walk;
   // A walk restored from the history (Back, Forward) is already where it belongs.
   const restored = useRef(false);
+  const replacing = useRef(false);
   useEffect(() => {
     if (restored.current) {
       restored.current = false;
@@ -63,8 +72,10 @@ export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
     }
     const address = addressOf(trail[trail.length - 1] as ListQuery);
     const kept: Walk = { trail, shownBefore, firstPage };
-    if (address === (location.search || location.pathname)) history.replaceState(kept, "", address);
+    const same = address === (location.search || location.pathname);
+    if (same || replacing.current) history.replaceState(kept, "", address);
     else history.pushState(kept, "", address);
+    replacing.current = false;
   }, [trail, firstPage]);
   useEffect(() => {
     const onPopState = () => {
@@ -74,4 +85,7 @@ export function useAddress(walk: Walk, onRestore: (walk: Walk) => void): void {
     addEventListener("popstate", onPopState);
     return () => removeEventListener("popstate", onPopState);
   }, []);
+  return () => {
+    replacing.current = true;
+  };
 }

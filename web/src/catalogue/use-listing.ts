@@ -1,6 +1,11 @@
 // The page of books the walk has reached, asked of the service, and how many books match.
 
-import type { Book, BookCatalogueClient, ListQuery } from "book-catalogue";
+import {
+  type Book,
+  type BookCatalogueClient,
+  CatalogueError,
+  type ListQuery,
+} from "book-catalogue";
 import { useEffect, useRef, useState } from "preact/hooks";
 
 interface Outcome {
@@ -8,6 +13,18 @@ interface Outcome {
   fail: (error: unknown) => void;
   /** A page answered: any failure shown before is over. */
   answered: () => void;
+  /** The service refused the page's cursor (a link cut short, say): the walk drops it. */
+  cursorRefused: () => void;
+}
+
+/**
+ * Whether the service refused `query` for its cursor: a 400 for a page that starts after a
+ * book. The page sends only a search with a word and an order it offers (use-address.ts), so
+ * what the service can still refuse is the cursor: an `after` without the `after_key` its
+ * order needs, or a key that is no title, author or year.
+ */
+export function refusesCursor(query: ListQuery, error: unknown): boolean {
+  return query.after !== undefined && error instanceof CatalogueError && error.status === 400;
 }
 
 export type ListingState = ReturnType<typeof useListing>;
@@ -43,6 +60,7 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
       },
       (error) => {
         if (!current) return;
+        if (refusesCursor(query, error)) return outcome.cursorRefused();
         outcome.fail(error);
         setSettled({ query, reload });
       },

@@ -6,7 +6,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Jump, lastPage, pageBefore, pageOf, placeOf } from "./jumps.js";
 import type { PagerMoves } from "./pager.js";
 import { PAGE_SIZE } from "./query.js";
-import type { ListingState } from "./use-listing.js";
+import { type ListingState, refusesCursor } from "./use-listing.js";
 import type { WalkState } from "./use-walk.js";
 
 // How long an added book stays marked (its highlight fades out before: styles.css).
@@ -54,9 +54,14 @@ export function useMoves(
   }, [loading]);
   useEffect(() => {
     if (!walk.unplaced) return;
-    placeOf(client, walk.query).then((place) => {
-      if (place) walk.place(place.page, place.shownBefore);
-    }, fail);
+    const { query } = walk;
+    placeOf(client, query).then(
+      (place) => {
+        if (place) walk.place(place.page, place.shownBefore);
+      },
+      // A cursor refused: the listing drops it (use-listing.ts), and there is nothing to place.
+      (error) => refusesCursor(query, error) || fail(error),
+    );
   }, []);
   useEffect(() => {
     if (marked === undefined) return;

@@ -32,7 +32,7 @@ export function useWalk() {
     setSearch(shown?.q ?? "");
     setSort(shown?.sort ?? DEFAULT_SORT);
   };
-  useAddress({ trail, shownBefore, firstPage }, show);
+  const inPlace = useAddress({ trail, shownBefore, firstPage }, show);
 
   /** Back to the first page, of the search and order given or else those shown. */
   const restart = (changes: { q?: string; sort?: SortOrder }) => {
@@ -80,6 +80,15 @@ export function useWalk() {
       setShownBefore((counts) => counts.map((count) => count + before));
     },
     unplaced: Boolean(unplaced),
+    /**
+     * The page's cursor was refused (a link cut short, say): the first page of the same search
+     * and order instead, in the address too, in place of the refused one.
+     */
+    dropCursor: () => {
+      const shown = trail[trail.length - 1] as ListQuery;
+      inPlace();
+      restart({ q: shown.q ?? "", sort: shown.sort ?? DEFAULT_SORT });
+    },
     /** To a page found other than by Next: the last, or the one holding a book. */
     jump: (to: Jump) =>
       show({ trail: [to.query], shownBefore: [to.shownBefore], firstPage: to.page }),
