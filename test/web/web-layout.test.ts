@@ -1,7 +1,8 @@
 // No control of the librarian's page has its content cut off: every button, label, input,
 // sort heading and pager part fits its box, on a desktop and a phone, light and dark, with
-// enough books to page, the pager at the bottom in view, and a dialog open. It writes the
-// screenshot of a phone in dark mode to docs/screenshots/.
+// enough books to page, the pager at the bottom in view, and a dialog open; the header's
+// links and buttons each keep to one line. It writes the screenshot of a phone in dark mode
+// to docs/screenshots/.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -59,6 +60,19 @@ const FIND_OVERFLOWING = `(selector) => {
   return found;
 }`;
 
+// Run in the page: the header's links and buttons whose text takes more than one line, each
+// with the number of lines (a range over the text has a box for each line it is laid on).
+const FIND_BROKEN_LINES = `() => {
+  const found = [];
+  for (const element of document.querySelectorAll("header a, header button")) {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const lines = new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size;
+    if (lines !== 1) found.push(element.textContent.trim() + ": " + lines + " lines");
+  }
+  return found;
+}`;
+
 const overflowing = (page: Page) =>
   page.evaluate<string[]>(`(${FIND_OVERFLOWING})(${JSON.stringify(CONTROLS)})`);
 
@@ -96,6 +110,10 @@ describe("nothing cut off, at two sizes and in both colour schemes", {
           const problems = await overflowing(page);
           await signIn(page);
           await page.locator("#page-status").getByText("Page 1 of 3").waitFor();
+          // Sign out, and every other link and button of the header, on one line each.
+          await page.getByRole("button", { name: "Sign out" }).waitFor();
+          const broken = await page.evaluate<string[]>(`(${FIND_BROKEN_LINES})()`);
+          assert.deepEqual(broken, [], "header controls broken over lines");
           // Sorted by year, so every heading's arrow is shown once.
           await page.getByRole("button", { name: /^Year/ }).click();
           await page.locator('table[aria-busy="false"]').waitFor();
