@@ -133,6 +133,31 @@ export function searchTerms(q: string): SearchTerm[] {
   return [...new Map(terms.map((term) => [`${term.prefix} ${term.word}`, term])).values()];
 }
 
+/**
+ * How a word of `q` matches: anywhere inside a title or author (a word wholly of a script
+ * written without spaces), as a whole word (shorter than MIN_PREFIX), or at the start of a word.
+ */
+export type WordMatch = "inside" | "whole" | "start";
+
+/**
+ * The words of `q` as typed (no separators), each with how it matches, as searchTerms reads
+ * it: what a person is told about a search that found nothing.
+ */
+export function howWordsMatch(q: string): { word: string; match: WordMatch }[] {
+  return q
+    .split(SEPARATORS)
+    .map((word) => ({ word, pieces: foldedWords(word) }))
+    .filter(({ pieces }) => pieces.length > 0)
+    .map(({ word, pieces }) => ({ word, match: matchOf(pieces) }));
+}
+
+/** How the folded pieces of one typed word match. */
+function matchOf(pieces: string[]): WordMatch {
+  if (pieces.every((piece) => ALL_UNSPACED.test(piece))) return "inside";
+  if (pieces.every((piece) => [...piece].length < MIN_PREFIX)) return "whole";
+  return "start";
+}
+
 /** Whether a book's title and author hold every term: what the indexes answer, in code. */
 export function matchesTerms(terms: readonly SearchTerm[], title: string, author: string) {
   const words = [...indexWords(title), ...indexWords(author)];

@@ -273,6 +273,29 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
     await page.context().close();
   });
 
+  test("a search that finds nothing says how it searched: anywhere inside, in scripts without spaces", async () => {
+    const page = await open(await fresh(3));
+    await count(page).getByText("3 books", { exact: true }).waitFor();
+    const hints = [
+      ["海辺", "search matches these characters anywhere inside titles and authors."],
+      ["カフカ", "search matches these characters anywhere inside titles and authors."],
+      ["주의", "search matches these characters anywhere inside titles and authors."],
+      ["tolk", "search matches the start of words in titles and authors."],
+      ["k", "search matches a single letter or digit as a whole word only, in titles and authors."],
+      [
+        "murakami 海辺",
+        "search matches “murakami” at the start of words, “海辺” anywhere inside, in titles and authors.",
+      ],
+    ];
+    for (const [q, hint] of hints) {
+      await page.getByRole("searchbox").fill(q as string);
+      const empty = page.locator(".empty p");
+      await empty.getByText(`No book matches “${q}”`).waitFor();
+      assert.equal(await empty.innerText(), `No book matches “${q}”: ${hint}`);
+    }
+    await page.context().close();
+  });
+
   test("the count and the listing follow an import, behind its summary", async () => {
     const running = await fresh();
     const file = join(dir, "three.csv");
