@@ -1,9 +1,10 @@
-// The typed client as someone else's project gets it: `npm pack ./client`, the tarball
-// installed in an empty folder (offline: it has no dependencies), imported from plain Node
-// ESM and from TypeScript, and run against a live service.
+// The typed client as someone else's project gets it: `npm pack ./client` as its README says,
+// which leaves the tree as it was, the tarball installed in an empty folder (offline: it has
+// no dependencies), its README read there, imported from plain Node ESM and from TypeScript,
+// and run against a live service.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -45,25 +46,49 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
+/**
+ * The pack command client/README.md gives (docs/client.md gives the same), to run from the
+ * clone, with `destination` for the folder it names and `--json` to read what it packed.
+ */
+function documentedPack(destination: string): string[] {
+  const commands = ["client/README.md", "docs/client.md"].map((page) =>
+    readFileSync(join(ROOT, page), "utf8")
+      .split("\n")
+      .find((line) => line.startsWith("npm pack "))
+      ?.replace(/#.*/, "")
+      .trim(),
+  );
+  assert.equal(commands[1], commands[0], "docs/client.md packs as client/README.md does");
+  const [, ...args] = (commands[0] ?? "").split(/\s+/);
+  const at = args.indexOf("--pack-destination");
+  assert.ok(at >= 0, `the README packs into a folder of its own: ${commands[0]}`);
+  args[at + 1] = destination;
+  return [...args, "--json"];
+}
+
+/** What packing could leave in the tree: the tarball beside the clone's files, client/'s files. */
+const packingLeftovers = () => [
+  ...readdirSync(ROOT).filter((name) => name.endsWith(".tgz")),
+  ...readdirSync(join(ROOT, "client"), { recursive: true }).map((name) => `client/${name}`),
+];
+
 describe("the packed client, installed elsewhere", () => {
   let app: App;
   let args: string[];
   let closed: string;
   let project: string;
   let packed: { filename: string; files: { path: string }[] };
+  let treeBefore: string[];
+  let treeAfter: string[];
 
   before(async () => {
     app = await buildTestApp();
     closed = await closedPortUrl();
     args = [await listenLocally(app), TEST_USERNAME, TEST_PASSWORD, closed];
     project = mkdtempSync(join(tmpdir(), "books-user-"));
-    const { stdout } = await run(
-      "npm",
-      ["pack", "./client", "--json", "--pack-destination", project],
-      {
-        cwd: ROOT,
-      },
-    );
+    treeBefore = packingLeftovers();
+    const { stdout } = await run("npm", documentedPack(project), { cwd: ROOT });
+    treeAfter = packingLeftovers();
     [packed] = JSON.parse(stdout.slice(stdout.indexOf("[")));
     // The user's project: ESM, as a new Node project is.
     writeFileSync(
@@ -96,6 +121,11 @@ describe("the packed client, installed elsewhere", () => {
     ]);
   });
 
+  test("packing as documented leaves the tree as it was: no tarball, no build output", () => {
+    assert.deepEqual(treeAfter, treeBefore);
+    assert.ok(existsSync(join(project, packed.filename)), "the tarball is in the folder named");
+  });
+
   test("installs offline in an empty folder, with no dependency", async () => {
     await run("npm", ["install", "--offline", "--no-audit", "--no-fund", `./${packed.filename}`], {
       cwd: project,
@@ -104,6 +134,18 @@ describe("the packed client, installed elsewhere", () => {
       readdirSync(join(project, "node_modules")).filter((n) => !n.startsWith(".")),
       ["book-catalogue"],
     );
+  });
+
+  test("its README's links lead to files of the package", () => {
+    const installed = join(project, "node_modules", "book-catalogue");
+    const readme = readFileSync(join(installed, "README.md"), "utf8");
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map(([, target]) => target);
+    assert.ok(links.length > 0, "the README links the package's license");
+    for (const target of links) {
+      if (/^[a-z]+:/.test(target as string)) continue;
+      assert.ok(!(target as string).startsWith(".."), `${target} leads out of the package`);
+      assert.ok(existsSync(join(installed, target as string)), `${target} is not in the package`);
+    }
   });
 
   test("plain Node ESM imports it and runs it against the service", async () => {
