@@ -1,6 +1,7 @@
 // The docs stay true to the tree: the architecture page lists every source file and no other,
 // every path it names exists, every source folder says what goes there, and every link of the
-// README and docs/ leads to a file that exists; the README stays a front door.
+// README and docs/ leads to a file that exists; the README stays a front door; what the
+// operator reads about installing and going back is what the project has.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -98,4 +99,21 @@ test("no page or source file keeps a merge's conflict markers", () => {
   ].filter((path) => /\.(md|ts|tsx|css|conf|service|sh)$/.test(path));
   const marked = texts.filter((path) => /^(<{7}|>{7}) /m.test(read(path)));
   assert.deepEqual(marked, []);
+});
+
+test("measured install times say when they were measured", () => {
+  const install = /\*\*Install\.\*\*[\s\S]*?\n\n/.exec(read("docs/runtime.md"))?.[0] ?? "";
+  assert.match(install, /`npm ci`/);
+  assert.match(install, /\b20\d\d-\d\d-\d\d\b/, "docs/runtime.md's install times carry their date");
+});
+
+test("the operator installs a commit of main until there are releases, and is told what going back loses", () => {
+  const operations = read("docs/operations.md");
+  // No release has a tag yet: there is none to install.
+  assert.doesNotMatch(operations, /at its tag/);
+  assert.match(operations, /a clone at a chosen commit of `main`/);
+  const upgrades = operations.slice(operations.indexOf("## Upgrades"));
+  assert.match(upgrades, /Going back loses what was written since/);
+  assert.match(upgrades, /new books get the ids of the books\s+created since/);
+  assert.match(upgrades, /go forward instead/);
 });
