@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { parseEnv } from "node:util";
 import proxyAddr from "@fastify/proxy-addr";
+import { sharedFolderProblem } from "./private-files.js";
 import { parsePostgresUrl } from "./store/postgres/url.js";
 
 export type DbTarget =
@@ -233,6 +234,9 @@ function readBackupSchedule(
       "BACKUP_DIR needs a database file or PostgreSQL: sqlite::memory: cannot be read from outside",
     );
   }
+  // Others who may write the folder could plant a file or a link under a backup's name.
+  const shared = sharedFolderProblem("BACKUP_DIR", dir);
+  if (shared !== undefined) problems.push(shared);
   return { dir, intervalSeconds, keep };
 }
 

@@ -1,9 +1,10 @@
 // Scheduled snapshots (BACKUP_DIR): one backup an interval after the newest in the folder, so
 // restarts neither skip nor crowd them; the newest BACKUP_KEEP kept. Each is complete or
 // absent (write.ts); its outcome is logged and counted, and a failure harms nothing else.
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BackupSchedule, DbTarget } from "../config.js";
+import { privateFolder } from "../private-files.js";
 import { openBackupStore } from "../store/open.js";
 import type { BackupMetrics } from "./metrics.js";
 import { writeBackup } from "./write.js";
@@ -75,7 +76,8 @@ async function takeBackup(
   const started = new Date();
   const file = join(schedule.dir, nameAt(started));
   try {
-    await mkdir(schedule.dir, { recursive: true });
+    // Checked again at each backup: the folder may have been made, or changed, since start-up.
+    privateFolder(schedule.dir, "BACKUP_DIR");
     const store = await openBackupStore(db, "read");
     try {
       const header = await writeBackup(store, file);

@@ -4,6 +4,7 @@
 import "./warnings.js";
 import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
+import { keepFilesPrivate } from "../private-files.js";
 import { backupCommand } from "./backup.js";
 import { connection, connectionOptions } from "./connection.js";
 import { describeFailure, UsageError } from "./errors.js";
@@ -13,6 +14,8 @@ import { importFile } from "./import.js";
 import { restoreCommand } from "./restore.js";
 
 async function main(argv: string[]) {
+  // First, before any command creates a file (a backup, an export, a restored database).
+  keepFilesPrivate();
   const [command, ...args] = argv;
   if (command === undefined) {
     process.stderr.write(`${HELP.main}\n`);

@@ -2,10 +2,13 @@
 // serves from this process, or, with WORKERS above 1, runs the primary of the workers.
 import cluster from "node:cluster";
 import { type Config, loadConfig, loadEnvFile } from "../config.js";
+import { keepFilesPrivate } from "../private-files.js";
 import { fail } from "./fail.js";
 import { runPrimary } from "./primary.js";
 
 async function main(): Promise<void> {
+  // First, before anything (the store, SQLite's -wal and -shm, a backup) creates a file.
+  keepFilesPrivate();
   let config: Config;
   try {
     loadEnvFile();

@@ -10,6 +10,7 @@ import type { Registry } from "prom-client";
 import { keepWorkersLoginCounts } from "../auth/open-login-limiter.js";
 import { type Config, describeDb } from "../config.js";
 import { standardOutputLog } from "../http/log-destination.js";
+import { exposedDatabaseWarning } from "../private-files.js";
 import { openStore } from "../store/open.js";
 import { serveWorkersWrites } from "../store/sqlite/primary-writer.js";
 import { startBackups } from "./backups.js";
@@ -39,6 +40,8 @@ export async function runPrimary(config: Config): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
+  const exposed = exposedDatabaseWarning(config.db);
+  if (exposed !== undefined) log.warn(exposed);
   log.info({ store: describeDb(config.db), workers: config.workers }, "store ready");
   keepWorkersLoginCounts(config);
   // On a SQLite file, one writer for every worker: this process's.

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { type Config, describeDb } from "../config.js";
 import { type App, buildApp } from "../http/app.js";
 import { WEB_ROOT } from "../http/web-page.js";
+import { exposedDatabaseWarning } from "../private-files.js";
 import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
 import { startBackups } from "./backups.js";
@@ -34,6 +35,8 @@ export async function serve(config: Config): Promise<void> {
   exitOnUnexpected(app.log);
   if (worker === undefined) {
     for (const warning of config.warnings) app.log.warn(warning);
+    const exposed = exposedDatabaseWarning(config.db);
+    if (exposed !== undefined) app.log.warn(exposed);
     app.log.info({ store: describeDb(config.db) }, "store ready");
   }
   await listen(app, store, config);

@@ -1,9 +1,10 @@
 // Backup and restore on SQLite: a snapshot is one read transaction on a connection of its
 // own, so the service's connection writes on (WAL); a restore is one IMMEDIATE transaction.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { privateFolder } from "../../private-files.js";
 import { type Book, MAX_BOOK_ID } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import {
@@ -39,8 +40,8 @@ function openDatabase(path: string, purpose: "read" | "restore"): DatabaseSync {
     throw new StoreOpenError(`there is no catalogue at sqlite:${path}`);
   }
   try {
-    // As the service does, a restore makes the database's folder.
-    if (purpose === "restore") mkdirSync(dirname(path), { recursive: true });
+    // As the service does, a restore makes the database's folder; both refuse a shared one.
+    privateFolder(dirname(path), "its folder");
     const db = new DatabaseSync(path);
     db.exec("PRAGMA busy_timeout = 5000");
     if (purpose === "restore") {

@@ -1,7 +1,7 @@
 import cluster from "node:cluster";
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
+import { privateFolder } from "../../private-files.js";
 import type { Book } from "../../rules/book.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
@@ -104,7 +104,8 @@ const READ_LOCK_WAIT_MS = 20;
 
 function openDatabase(path: string): DatabaseSync {
   try {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    // Others who may write the folder could plant the -wal or -shm SQLite opens beside it.
+    if (path !== ":memory:") privateFolder(dirname(path), "its folder");
     const db = connect(path);
     migrate(db);
     // This connection only reads once the schema is ready (in WAL, readers take no lock that
