@@ -3,10 +3,14 @@
 // makes for them. Another local user who could read them would read the catalogue; one who
 // could open -shm could hold a lock on it and stop every write; one who could write the
 // folder could plant a file or a link under a name the service is about to open.
-import { mkdirSync, statSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { constants, mkdirSync, statSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { DbTarget } from "./config.js";
 
 const PRIVATE_FOLDER_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
 /** Group- or other-writable. */
 const WRITABLE_BY_OTHERS = 0o022;
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, "0");
@@ -18,6 +22,19 @@ const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, "0");
  */
 export function keepFilesPrivate(): void {
   process.umask(0o077);
+}
+
+/** A name beside `file` for it until it is complete: no one can guess it (nor plant a link). */
+export const temporaryName = (file: string, suffix: string): string =>
+  join(dirname(file), `.${basename(file)}.${randomBytes(12).toString("hex")}.${suffix}`);
+
+/**
+ * Creates `path` for writing, its user's alone; fails (EEXIST) when anything is there
+ * already, a symbolic link included, rather than write through it.
+ */
+export function createPrivateFile(path: string): Promise<FileHandle> {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+  return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, PRIVATE_FILE_MODE);
 }
 
 /**

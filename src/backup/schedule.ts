@@ -11,8 +11,8 @@ import { writeBackup } from "./write.js";
 
 /** A scheduled backup's name: its time, so that names sort as times do. */
 const NAME = /^books-(\d{8}T\d{6}Z)\.backup$/;
-/** The temporary file of a scheduled backup (write.ts's partialName), with its writer's pid. */
-const LEFT_BEHIND = /^\.books-\d{8}T\d{6}Z\.backup\.(\d+)\.partial$/;
+/** The temporary file of a scheduled backup (write.ts's partialName; pids in older releases). */
+const LEFT_BEHIND = /^\.books-\d{8}T\d{6}Z\.backup\.[0-9a-f]+\.partial$/;
 const nameAt = (at: Date) =>
   `books-${at.toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "")}.backup`;
 const timeOf = (stamp: string) =>
@@ -95,13 +95,13 @@ async function takeBackup(
   await removeOldBackups(schedule, log);
 }
 
-/** Removes the temporary files of scheduled backups an earlier process (killed, say) left. */
+/**
+ * Removes the temporary files of scheduled backups an earlier process (killed, say) left;
+ * called before this process's first backup, so none is its own.
+ */
 async function removeLeftBehind(dir: string, names: readonly string[]): Promise<void> {
   for (const name of names) {
-    const pid = LEFT_BEHIND.exec(name)?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid) {
-      await rm(join(dir, name), { force: true });
-    }
+    if (LEFT_BEHIND.test(name)) await rm(join(dir, name), { force: true });
   }
 }
 

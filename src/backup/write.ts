@@ -3,7 +3,8 @@
 // under the target's name, and its temporary file never passes a check.
 import { createHash } from "node:crypto";
 import { open, rename, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { createPrivateFile, temporaryName } from "../private-files.js";
 import type { BackupStore, CatalogueSnapshot } from "../store/backup.js";
 import {
   BACKUP_FORMAT,
@@ -17,19 +18,21 @@ import {
 
 type Progress = (done: number, total: number) => void;
 
-/** The name a backup is written under until it is complete. */
-export const partialName = (file: string) =>
-  join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+/** A new name for a backup to be written under until it is complete, each call its own. */
+export const partialName = (file: string) => temporaryName(file, "partial");
 
-/** Writes one consistent snapshot of the store to `file`, replacing it only when complete. */
+/**
+ * Writes one consistent snapshot of the store to `file`, replacing it only when complete; until
+ * then, to `temporary`, which must not exist.
+ */
 export async function writeBackup(
   store: BackupStore,
   file: string,
   onProgress?: Progress,
+  temporary = partialName(file),
 ): Promise<BackupHeader> {
-  const temporary = partialName(file);
-  // Not exclusive: a run killed earlier under the same pid (a container's, say) left it.
-  const handle = await open(temporary, "w");
+  // Created, never opened: a link planted in the folder is not written through.
+  const handle = await createPrivateFile(temporary);
   try {
     // Blanks where the header goes: until it is written, the file is no backup.
     await handle.write(Buffer.alloc(HEADER_BYTES, " "));

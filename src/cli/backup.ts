@@ -33,9 +33,13 @@ export async function backupCommand(args: string[]): Promise<void> {
   const store = await openBackupStore(target, "read");
   try {
     const bar = progressBar();
-    const stopWatching = removeOnInterrupt(partialName(file));
-    const header = await writeBackup(store, file, (done, total) =>
-      bar(done, total, "written"),
+    const temporary = partialName(file);
+    const stopWatching = removeOnInterrupt(temporary);
+    const header = await writeBackup(
+      store,
+      file,
+      (done, total) => bar(done, total, "written"),
+      temporary,
     ).catch((error) => {
       throw writeFailure(file, error);
     });

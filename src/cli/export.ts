@@ -1,9 +1,9 @@
-import { createWriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { type Book, createClient } from "../client/client.js";
+import { createPrivateFile, temporaryName } from "../private-files.js";
 import { CSV_BOM, CSV_HEADER, csvLine } from "../rules/book-csv.js";
 import { connection, connectionOptions } from "./connection.js";
 import { UsageError, writeFailure } from "./errors.js";
@@ -64,11 +64,13 @@ async function writeToStdout(text: AsyncIterable<string>) {
  * rename once complete. On a failure it is removed, and FILE stays as it was.
  */
 async function writeToFile(path: string, text: AsyncIterable<string>) {
-  const temporary = `${path}.${process.pid}.tmp`;
+  const temporary = temporaryName(path, "tmp");
   const stopWatching = removeOnInterrupt(temporary);
   try {
+    // Created, never opened: a link planted beside FILE is not written through.
+    const handle = await createPrivateFile(temporary);
     // flush: fsync before close, so the rename never publishes bytes not yet on disk.
-    await pipeline(Readable.from(text), createWriteStream(temporary, { flush: true }));
+    await pipeline(Readable.from(text), handle.createWriteStream({ flush: true }));
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
