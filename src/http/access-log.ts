@@ -5,7 +5,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
  * One JSON line per request, in pino's own line format, written straight to the log
  * destination: pino's object path for this line cost three times as much, on the hot path
  * (docs/performance.md).
- * It holds no header and no body, and of the URL only what `loggedUrl` keeps.
+ * It holds no header and no body, and of the URL only what `loggedUrl` keeps. The client's
+ * address is `request.ip`: the peer's, or with TRUST_PROXY the one the proxies forwarded
+ * (which a client may have written, hence quoted as JSON).
  *
  * The lines of one turn of the event loop go to the destination in one write, at the end of
  * the turn: sonic-boom measures the byte length of its whole pending buffer on every write,
@@ -28,7 +30,7 @@ export function createAccessLog(destination: { write(lines: string): unknown }, 
       if (pending === "") setImmediate(flush);
       pending +=
         `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)}` +
-        `,"method":${JSON.stringify(request.method)},"url":${JSON.stringify(loggedUrl(request.url))}` +
+        `,"ip":${JSON.stringify(request.ip)},"method":${JSON.stringify(request.method)},"url":${JSON.stringify(loggedUrl(request.url))}` +
         `,"statusCode":${reply.statusCode},"responseTimeMs":${Math.round(reply.elapsedTime * 100) / 100}` +
         `,"msg":"request"}\n`;
     },

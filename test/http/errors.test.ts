@@ -165,6 +165,37 @@ describe("logs", () => {
 });
 
 describe("the access log and URLs", () => {
+  test("each line names the client's address: the peer's, or with TRUST_PROXY the forwarded one", async () => {
+    const addresses = async (env: Record<string, string>) => {
+      const logs = captureLogs();
+      const app = await buildTestApp({
+        logStream: logs.stream,
+        env: { LOG_LEVEL: "info", ...env },
+      });
+      for (const forwarded of ["203.0.113.7", 'forged"}\\']) {
+        await call(app, "GET", "/health", { headers: { "x-forwarded-for": forwarded } });
+      }
+      await app.close();
+      return logs
+        .text()
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))
+        .filter((line) => line.msg === "request")
+        .map((line) => [line.url, line.ip]);
+    };
+    // app.inject's peer is 127.0.0.1; without TRUST_PROXY a forwarded address is ignored.
+    assert.deepEqual(await addresses({}), [
+      ["/health", "127.0.0.1"],
+      ["/health", "127.0.0.1"],
+    ]);
+    assert.deepEqual(await addresses({ TRUST_PROXY: "127.0.0.1" }), [
+      ["/health", "203.0.113.7"],
+      // What a client wrote there cannot break the line out of its JSON.
+      ["/health", 'forged"}\\'],
+    ]);
+  });
+
   test("a token in the query or the path never reaches the log; query values are left out", async () => {
     const logs = captureLogs();
     const app = await buildTestApp({ logStream: logs.stream, env: { LOG_LEVEL: "info" } });
