@@ -6,6 +6,7 @@ import { CatalogueError, createClient } from "../client/client.js";
 import {
   BookFileError,
   checkRow,
+  duplicateFinder,
   parseBookFile,
   type RowFields,
   sameBookKey,
@@ -87,13 +88,13 @@ export async function importFile(args: string[]) {
   }
   const valid = rows.filter((row) => row.book !== undefined);
   const client = createClient(connection(values));
-  // The catalogue's books before the import: a row equal to one of them is a duplicate.
-  // Rows equal to each other are all imported, so an export of a catalogue that holds the
-  // same book twice comes back whole.
+  // The catalogue's books before the import: a row equal to one of them, or to an earlier
+  // row of the file, is a duplicate.
   const existing = new Set<string>();
   if (duplicates === "skip") {
     for await (const book of client.books()) existing.add(sameBookKey(book));
   }
+  const isDuplicate = duplicateFinder(existing);
   const dryRun = values["dry-run"] === true;
   const counts: Counts = { imported: 0, duplicates: 0, rejected: refusals.length };
   const report = progress(rows.length, dryRun);
@@ -102,7 +103,7 @@ export async function importFile(args: string[]) {
   const importer = async () => {
     while (next < valid.length) {
       const row = valid[next++] as (typeof valid)[number];
-      if (duplicates === "skip" && existing.has(sameBookKey(row.book))) {
+      if (duplicates === "skip" && isDuplicate(sameBookKey(row.book))) {
         counts.duplicates += 1;
       } else if (!dryRun) {
         try {

@@ -1,5 +1,5 @@
 // A file's rows as books to import: reading a JSON or CSV file, plain reasons for the rows
-// that cannot be imported, and the rule that finds a row already in the catalogue. Free of
+// that cannot be imported, and the rule that finds a row already in the catalogue or the file. Free of
 // Node: the command line and the page import alike.
 import { parse as parseCsv } from "csv-parse/browser/esm/sync";
 import { type BookField, checkBook, type FieldProblem, type NewBook } from "./book.js";
@@ -84,6 +84,19 @@ export function checkRow(row: RowFields): CheckedRow {
  */
 export function sameBookKey(book: NewBook): string {
   return `${foldedWords(book.title).join(" ")}\n${foldedWords(book.author).join(" ")}\n${book.year}`;
+}
+
+/**
+ * Whether each book, asked in the file's order by its sameBookKey, is a duplicate: the
+ * catalogue holds it (`existing`), or an earlier row of the file is the same book.
+ */
+export function duplicateFinder(existing: ReadonlySet<string>): (key: string) => boolean {
+  const earlier = new Set<string>();
+  return (key) => {
+    if (existing.has(key) || earlier.has(key)) return true;
+    earlier.add(key);
+    return false;
+  };
 }
 
 /** Each field's column names, in order of preference (Goodreads' last). */

@@ -12,7 +12,12 @@ import {
   neutraliseCell,
   restoreCell,
 } from "../../src/rules/book-csv.js";
-import { checkRow, parseBookFile } from "../../src/rules/import-rows.js";
+import {
+  checkRow,
+  duplicateFinder,
+  parseBookFile,
+  sameBookKey,
+} from "../../src/rules/import-rows.js";
 
 /** A CSV file whose rows span several lines, with empty lines between, ending with `eol`. */
 function multiLineFile(eol: string): string {
@@ -67,6 +72,32 @@ test("a row that lacks only its year can be given one; a row with more wrong is 
   });
   assert.equal(alsoNoAuthor?.needsYear, undefined);
   assert.deepEqual(alsoNoAuthor?.problems, ["the author is empty", "the year is missing"]);
+});
+
+test("a row that repeats an earlier row of the file is a duplicate, as one the catalogue holds is", () => {
+  const rows = parseBookFile(
+    [
+      "title,author,year",
+      "Dune,Frank Herbert,1965", // 2: new
+      "DUNE,frank herbert,1965", // 3: line 2 again, case aside
+      "Emma,Jane Austen,1815", // 4: in the catalogue
+      "Dune,Frank Herbert,1966", // 5: another year, another book
+      "Dune,Frank Herbert,1965", // 6: line 2 again
+      "",
+    ].join("\n"),
+  ).map(checkRow);
+  const catalogue = new Set([sameBookKey({ title: "Emma", author: "Jane Austen", year: 1815 })]);
+  const isDuplicate = duplicateFinder(catalogue);
+  assert.deepEqual(
+    rows.map((row) => [row.line, row.book && isDuplicate(sameBookKey(row.book))]),
+    [
+      [2, false],
+      [3, true],
+      [4, true],
+      [5, false],
+      [6, true],
+    ],
+  );
 });
 
 const FORMULA_STARTS = ["=", "+", "-", "@", "\t", "\r"];

@@ -1,8 +1,8 @@
 // What an import will do, from the preview and the years the librarian gave the rows that
 // had none: the books to send in the file's order, and the counts the preview shows.
-import { checkRow, sameBookKey } from "@book-catalogue/rules/import-rows.js";
+import { checkRow, duplicateFinder, sameBookKey } from "@book-catalogue/rules/import-rows.js";
 import type { NewBook } from "book-catalogue";
-import type { Preview } from "./read-preview.js";
+import type { Preview, PreviewBook } from "./read-preview.js";
 
 /** The most rows a table of the preview lists; a count says how many more. */
 export const LISTED_ROWS = 100;
@@ -13,7 +13,10 @@ export type GivenYears = Readonly<Record<number, string>>;
 export interface Plan {
   /** The books to send, in the file's order. */
   books: NewBook[];
-  /** Books not in the catalogue yet, and those that are (skipped unless kept). */
+  /**
+   * Books not in the catalogue yet, and those that are, or that an earlier row of the file
+   * is (skipped unless kept).
+   */
   fresh: number;
   duplicates: number;
   /** Rows without a year that were given one, and those left without (skipped). */
@@ -24,23 +27,22 @@ export interface Plan {
 }
 
 export function planImport(preview: Preview, years: GivenYears, keepDuplicates: boolean): Plan {
-  const rows: { line: number; book: NewBook; duplicate: boolean }[] = [];
+  const rows: PreviewBook[] = [];
   const wrongYears = new Map<number, string>();
   let withoutYear = 0;
   for (const row of preview.noYear) {
     const typed = years[row.line] ?? "";
     const checked = checkRow({ ...row, year: typed });
     if (checked.book) {
-      const duplicate = preview.existing.has(sameBookKey(checked.book));
-      rows.push({ line: row.line, book: checked.book, duplicate });
+      const key = sameBookKey(checked.book);
+      rows.push({ line: row.line, book: checked.book, key, duplicate: false });
     } else {
       withoutYear += 1;
       if (typed.trim() !== "") wrongYears.set(row.line, checked.problems.join("; "));
     }
   }
   const given = rows.length;
-  const all = given === 0 ? preview.books : [...preview.books, ...rows];
-  if (given > 0) all.sort((a, b) => a.line - b.line);
+  const all = given === 0 ? preview.books : inFileOrder(preview, rows);
   const duplicates = all.filter((row) => row.duplicate).length;
   return {
     books: all.filter((row) => keepDuplicates || !row.duplicate).map((row) => row.book),
@@ -50,4 +52,12 @@ export function planImport(preview: Preview, years: GivenYears, keepDuplicates: 
     withoutYear,
     wrongYears,
   };
+}
+
+/** The preview's books with the rows given a year, in the file's order, duplicates marked anew. */
+function inFileOrder(preview: Preview, given: PreviewBook[]): PreviewBook[] {
+  const isDuplicate = duplicateFinder(preview.existing);
+  return [...preview.books, ...given]
+    .sort((a, b) => a.line - b.line)
+    .map((row) => ({ ...row, duplicate: isDuplicate(row.key) }));
 }

@@ -39,8 +39,8 @@ export function PreviewStep(props: Props) {
           <strong>{plan.fresh.toLocaleString("en")}</strong> new
         </li>
         <li>
-          <strong>{plan.duplicates.toLocaleString("en")}</strong> already in the catalogue (same
-          title, author and year)
+          <strong>{plan.duplicates.toLocaleString("en")}</strong> already in the catalogue or the
+          file (same title, author and year)
         </li>
         {noYear > 0 && (
           <li>
@@ -65,7 +65,7 @@ export function PreviewStep(props: Props) {
             checked={keepDuplicates}
             onChange={(event) => onKeepDuplicates(event.currentTarget.checked)}
           />
-          Import the books already in the catalogue too
+          Import the duplicates too
         </label>
       )}
       <div class="actions">
