@@ -1,17 +1,16 @@
 #!/usr/bin/env node
 // book-catalogue: serve the catalogue, or script it through its API. Each command is a file
 // of this folder.
+import "../node-version.js";
 import "./warnings.js";
 import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
 import { keepFilesPrivate } from "../private-files.js";
-import { backupCommand } from "./backup.js";
 import { connection, connectionOptions } from "./connection.js";
 import { describeFailure, UsageError } from "./errors.js";
 import { exportBooks } from "./export.js";
 import { HELP } from "./help.js";
 import { importFile } from "./import.js";
-import { restoreCommand } from "./restore.js";
 
 async function main(argv: string[]) {
   // First, before any command creates a file (a backup, an export, a restored database).
@@ -46,10 +45,12 @@ async function main(argv: string[]) {
       return importFile(args);
     case "export":
       return exportBooks(args);
+    // Loaded when run: no module that loads node:sqlite is imported before the Node version is
+    // checked (node-version.ts).
     case "backup":
-      return backupCommand(args);
+      return (await import("./backup.js")).backupCommand(args);
     case "restore":
-      return restoreCommand(args);
+      return (await import("./restore.js")).restoreCommand(args);
   }
 }
 

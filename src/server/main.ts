@@ -1,10 +1,10 @@
 // The server program (npm start, book-catalogue serve): reads the configuration once, then
 // serves from this process, or, with WORKERS above 1, runs the primary of the workers.
+import "../node-version.js";
 import cluster from "node:cluster";
 import { type Config, loadConfig, loadEnvFile } from "../config.js";
 import { keepFilesPrivate } from "../private-files.js";
 import { fail } from "./fail.js";
-import { runPrimary } from "./primary.js";
 
 async function main(): Promise<void> {
   // First, before anything (the store, SQLite's -wal and -shm, a backup) creates a file.
@@ -16,8 +16,11 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
-  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config);
-  // Loaded here, so a primary does not hold the server's modules it never runs.
+  // Both loaded here: no module that loads node:sqlite is imported before the Node version
+  // is checked (node-version.ts), and a primary does not hold the server's modules.
+  if (config.workers > 1 && cluster.isPrimary) {
+    return (await import("./primary.js")).runPrimary(config);
+  }
   const { serve } = await import("./serve.js");
   await serve(config);
 }
