@@ -36,7 +36,7 @@ export async function runPrimary(config: Config): Promise<void> {
   exitOnUnexpected(log);
   for (const warning of config.warnings) log.warn(warning);
   try {
-    await (await openStore(config)).close();
+    await (await openStore(config, (applied) => log.info(applied, "migration applied"))).close();
   } catch (error) {
     fail((error as Error).message);
   }

@@ -6,6 +6,7 @@ import { type Config, describeDb } from "../config.js";
 import { type App, buildApp } from "../http/app.js";
 import { WEB_ROOT } from "../http/web-page.js";
 import { exposedDatabaseWarning } from "../private-files.js";
+import type { AppliedMigration } from "../store/applied-migrations.js";
 import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
 import { startBackups } from "./backups.js";
@@ -19,8 +20,10 @@ export async function serve(config: Config): Promise<void> {
   // In a worker, the primary has said what there is to say about the configuration.
   const worker = cluster.worker?.id;
   let store: BookStore;
+  // Logged once the app's logger is there.
+  const migrated: AppliedMigration[] = [];
   try {
-    store = await openStore(config);
+    store = await openStore(config, (applied) => migrated.push(applied));
   } catch (error) {
     fail((error as Error).message);
   }
@@ -37,6 +40,7 @@ export async function serve(config: Config): Promise<void> {
     for (const warning of config.warnings) app.log.warn(warning);
     const exposed = exposedDatabaseWarning(config.db);
     if (exposed !== undefined) app.log.warn(exposed);
+    for (const applied of migrated) app.log.info(applied, "migration applied");
     app.log.info({ store: describeDb(config.db) }, "store ready");
   }
   await listen(app, store, config);

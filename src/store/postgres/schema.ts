@@ -1,4 +1,5 @@
 import sql, { empty } from "sql-template-tag";
+import { type AppliedMigration, describeMigration } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { pendingMigrations } from "../migrations.js";
 import { derivedArrays } from "./books.js";
@@ -18,7 +19,10 @@ export const MIGRATION_TIMEOUT_SECONDS = 3600;
  * Brings the schema up to date in one transaction, within `timeoutMs`. It needs no session of
  * its own (the lock is the transaction's), so it runs through a transaction pooler too.
  */
-export async function migrate(db: Db, timeoutMs = MIGRATION_TIMEOUT_SECONDS * 1000): Promise<void> {
+export async function migrate(
+  db: Db,
+  timeoutMs = MIGRATION_TIMEOUT_SECONDS * 1000,
+): Promise<AppliedMigration[]> {
   const late = () =>
     new Error(
       `the migrations did not end within ${timeoutMs / 1000} s (another instance migrating it, or a very large catalogue: docs/postgresql.md)`,
@@ -33,15 +37,18 @@ export async function migrate(db: Db, timeoutMs = MIGRATION_TIMEOUT_SECONDS * 10
       applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`);
       const rows = await tx.query<{ version: number }>(sql`SELECT version FROM schema_migrations`);
+      const applied: AppliedMigration[] = [];
       for (const step of pendingMigrations(rows.map((row) => row.version))) {
         await tx.query(step.postgres);
         if (step.derive !== undefined) await derive(tx, step.derive === "words and keys");
         await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
+        applied.push(describeMigration(step, step.postgres, step.derive !== undefined));
       }
+      return applied;
     },
     { timeoutMs },
   );
-  await withDeadline(migrating, timeoutMs, late);
+  return withDeadline(migrating, timeoutMs, late);
 }
 
 /**

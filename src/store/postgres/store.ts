@@ -1,4 +1,5 @@
 import type { NewBook } from "../../rules/book.js";
+import type { OnMigrated } from "../applied-migrations.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { withDeadline } from "../deadline.js";
 import {
@@ -33,6 +34,8 @@ export interface PostgresOptions {
   searchBounds?: SearchBounds;
   /** How long migrations may take (schema.ts; tests make it short). */
   migrationTimeoutMs?: number;
+  /** Told each migration applied at start-up. */
+  onMigrated?: OnMigrated;
 }
 
 /** How long start-up waits for PostgreSQL to answer before giving up. */
@@ -114,7 +117,11 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
 export async function connect(
   url: string,
   options: PostgresOptions & { applicationName?: string; failure?: string },
-  prepare: (db: Db) => Promise<void> = (db) => migrate(db, options.migrationTimeoutMs),
+  prepare: (db: Db) => Promise<unknown> = async (db) => {
+    for (const applied of await migrate(db, options.migrationTimeoutMs)) {
+      options.onMigrated?.(applied);
+    }
+  },
 ): Promise<Db> {
   const address = parsePostgresUrl(url);
   if ("problem" in address) throw new StoreOpenError(address.problem);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { sortKey } from "../../rules/search.js";
+import { type AppliedMigration, describeMigration } from "../applied-migrations.js";
 import { pendingMigrations } from "../migrations.js";
 import { SQLITE_CANTOPEN } from "./errors.js";
 import { indexedWords } from "./search-index.js";
@@ -63,9 +64,10 @@ export function transaction<T>(db: DatabaseSync, body: () => T): T {
   }
 }
 
-export function migrate(db: DatabaseSync): void {
+/** Brings the schema up to date; returns the steps applied, once committed. */
+export function migrate(db: DatabaseSync): AppliedMigration[] {
   // Two processes starting at once apply each step once.
-  transaction(db, () => {
+  return transaction(db, () => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,
       applied_at TEXT NOT NULL DEFAULT (datetime('now'))
@@ -74,13 +76,13 @@ export function migrate(db: DatabaseSync): void {
       .prepare("SELECT version FROM schema_migrations")
       .all()
       .map((row) => row.version as number);
-    for (const step of pendingMigrations(applied)) {
+    return pendingMigrations(applied).map((step) => {
       db.exec(step.sqlite);
-      if (step.derive !== undefined && step.derive !== "postgres words") {
-        derive(db, step.derive === "words and keys");
-      }
+      const derives = step.derive !== undefined && step.derive !== "postgres words";
+      if (derives) derive(db, step.derive === "words and keys");
       db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
-    }
+      return describeMigration(step, step.sqlite, derives);
+    });
   });
 }
 

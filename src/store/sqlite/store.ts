@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { privateFolder } from "../../private-files.js";
 import type { Book } from "../../rules/book.js";
+import type { OnMigrated } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { bookStatements } from "./books.js";
@@ -35,8 +36,9 @@ export function openSqliteStore(
   path: string,
   bounds = SEARCH_BOUNDS,
   timeoutMs = DEFAULT_TIMEOUT_MS,
+  onMigrated?: OnMigrated,
 ): BookStore {
-  const db = openDatabase(path);
+  const db = openDatabase(path, onMigrated);
   const books = bookStatements(db);
   // Writes sent and not yet answered: a change the writer has not yet told of may be theirs.
   let writing = 0;
@@ -102,12 +104,12 @@ export function openSqliteStore(
 // long on the event loop at most.
 const READ_LOCK_WAIT_MS = 20;
 
-function openDatabase(path: string): DatabaseSync {
+function openDatabase(path: string, onMigrated?: OnMigrated): DatabaseSync {
   try {
     // Others who may write the folder could plant the -wal or -shm SQLite opens beside it.
     if (path !== ":memory:") privateFolder(dirname(path), "its folder");
     const db = connect(path);
-    migrate(db);
+    for (const applied of migrate(db)) onMigrated?.(applied);
     // This connection only reads once the schema is ready (in WAL, readers take no lock that
     // a writer holds): no read sleeps on the event loop waiting for one.
     if (path !== ":memory:") db.exec(`PRAGMA busy_timeout = ${READ_LOCK_WAIT_MS}`);
