@@ -5,13 +5,15 @@ import { Counter, Gauge, type Registry } from "prom-client";
 export interface BackupMetrics {
   succeeded(at: Date, seconds: number, books: number): void;
   failed(): void;
+  /** At start-up: the time of the newest scheduled backup an earlier process wrote. */
+  found(at: Date): void;
 }
 
 export function createBackupMetrics(registry: Registry): BackupMetrics {
   const registers = [registry];
   const lastSuccess = new Gauge({
     name: "book_catalogue_backup_last_success_timestamp_seconds",
-    help: "When the last scheduled backup was written (Unix time); 0 before the first",
+    help: "When the newest scheduled backup was taken (Unix time), by this process or found in BACKUP_DIR at start-up; 0 when there is none",
     registers,
   });
   const lastSeconds = new Gauge({
@@ -40,5 +42,6 @@ export function createBackupMetrics(registry: Registry): BackupMetrics {
       outcomes.inc({ outcome: "success" });
     },
     failed: () => outcomes.inc({ outcome: "failure" }),
+    found: (at) => lastSuccess.set(at.getTime() / 1000),
   };
 }

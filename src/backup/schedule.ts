@@ -1,6 +1,7 @@
 // Scheduled snapshots (BACKUP_DIR): one backup an interval after the newest in the folder, so
-// restarts neither skip nor crowd them; the newest BACKUP_KEEP kept. Each is complete or
-// absent (write.ts); its outcome is logged and counted, and a failure harms nothing else.
+// restarts neither skip nor crowd them, and the newest's time is the metric's from start-up
+// on; the newest BACKUP_KEEP kept. Each is complete or absent (write.ts); its outcome is
+// logged and counted, and a failure harms nothing else.
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { BackupSchedule, DbTarget } from "../config.js";
@@ -28,12 +29,16 @@ export interface ScheduledBackups {
   stop(): void;
 }
 
-export function scheduleBackups(
+/**
+ * Starts the schedule once the folder is read: the newest backup in it, if any, has set the
+ * metrics' time of the last success, and the next is due an interval after it.
+ */
+export async function scheduleBackups(
   schedule: BackupSchedule,
   db: DbTarget,
   log: Log,
   metrics?: BackupMetrics,
-): ScheduledBackups {
+): Promise<ScheduledBackups> {
   const intervalMs = schedule.intervalSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -46,10 +51,10 @@ export function scheduleBackups(
     await takeBackup(schedule, db, log, metrics);
     next(intervalMs);
   };
-  newestBackup(schedule.dir).then(
-    (newest) => next(newest === undefined ? 0 : Math.max(0, newest + intervalMs - Date.now())),
-    () => next(0),
-  );
+  // A folder that cannot be read is the first backup's to report.
+  const newest = await newestBackup(schedule.dir).catch(() => undefined);
+  if (newest !== undefined) metrics?.found(new Date(newest));
+  next(newest === undefined ? 0 : Math.max(0, newest + intervalMs - Date.now()));
   return {
     stop() {
       stopped = true;
@@ -58,7 +63,11 @@ export function scheduleBackups(
   };
 }
 
-/** When the newest scheduled backup in the folder was taken; undefined when there is none. */
+/**
+ * When the newest scheduled backup in the folder was taken, by its name (the time its
+ * snapshot began, as `succeeded` has it); undefined when there is none. Only the names the
+ * schedule gives a complete backup count: a temporary file is named otherwise until renamed.
+ */
 async function newestBackup(dir: string): Promise<number | undefined> {
   const names = await readdir(dir);
   await removeLeftBehind(dir, names);

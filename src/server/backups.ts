@@ -5,7 +5,10 @@ import type { Config } from "../config.js";
 
 type Log = Parameters<typeof scheduleBackups>[2];
 
-/** Starts the schedule when BACKUP_DIR is set; its metrics go to `registry` when given. */
+/**
+ * Starts the schedule when BACKUP_DIR is set; its metrics go to `registry` when given, with
+ * the newest backup already in the folder counted before this resolves.
+ */
 export async function startBackups(
   config: Pick<Config, "backups" | "db">,
   log: Log,

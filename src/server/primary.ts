@@ -51,17 +51,18 @@ export async function runPrimary(config: Config): Promise<void> {
           fail(`cannot start the SQLite writer: ${error.message}`),
         )
       : undefined;
+  // The primary's own metrics (its backups'), served with the sum of the workers'. The
+  // backups start first, so that /metrics has the newest backup's time from its first answer.
+  const own: Registry | undefined =
+    config.metricsPort === undefined ? undefined : new (await import("prom-client")).Registry();
+  const backups = await startBackups(config, log, own);
   let metricsServer: Server | undefined;
-  // The primary's own metrics (its backups'), served with the sum of the workers'.
-  let own: Registry | undefined;
-  if (config.metricsPort !== undefined) {
-    own = new (await import("prom-client")).Registry();
+  if (own !== undefined) {
     metricsServer = await serveProcessMetrics(config, undefined, own).catch((error) =>
       fail(error.message),
     );
     log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
-  const backups = await startBackups(config, log, own);
   superviseWorkers(config, log, writes?.env ?? {}, async () => {
     backups?.stop();
     metricsServer?.close();

@@ -46,20 +46,22 @@ export async function serve(config: Config): Promise<void> {
   await listen(app, store, config);
   if (worker === undefined) greet(config, (app.server.address() as AddressInfo).port);
 
+  // With workers, the primary takes the scheduled backups. Started before /metrics answers,
+  // so that its first answer has the time of the newest backup in the folder.
+  const backups =
+    worker === undefined ? await startBackups(config, app.log, metrics?.registry) : undefined;
   let metricsServer: Server | undefined;
   if (metrics && worker === undefined) {
     try {
       metricsServer = await serveProcessMetrics(config, metrics);
     } catch (error) {
+      backups?.stop();
       await app.close();
       await store.close();
       fail((error as Error).message);
     }
     app.log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
-  // With workers, the primary takes the scheduled backups.
-  const backups =
-    worker === undefined ? await startBackups(config, app.log, metrics?.registry) : undefined;
   stopOnRequest(worker, (reason) => {
     backups?.stop();
     metricsServer?.close();

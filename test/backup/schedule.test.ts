@@ -187,6 +187,64 @@ test("a restart takes the next backup an interval after the newest, not at once"
   }
 });
 
+/** The time a scheduled backup's name gives, in Unix seconds. */
+const timeOfName = (name: string) =>
+  Date.parse(
+    name.replace(/^books-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z\.backup$/, "$1-$2-$3T$4:$5:$6Z"),
+  ) / 1000;
+
+/** /metrics's first answer, asked for until it listens. */
+async function firstMetric(port: number, name: string): Promise<number> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await metric(port, name);
+    } catch (error) {
+      if (tries === 200) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
+
+for (const workers of ["1", "2"]) {
+  test(`WORKERS=${workers}: after a restart, /metrics has the newest backup's time from its first answer`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-schedule-found-"));
+    const backups = join(dir, "backups");
+    const env = {
+      ...ENV,
+      WORKERS: workers,
+      DB_URL: `sqlite:${join(dir, "books.db")}`,
+      BACKUP_DIR: backups,
+      BACKUP_INTERVAL_SECONDS: "3600",
+    };
+    try {
+      const first = await startService(env, { direct: true });
+      await until(() => logLines(first, "backup written").length === 1);
+      assert.equal(await first.stop(), 0);
+      const [taken] = backupsIn(backups);
+      assert.ok(taken);
+      // Neither a temporary file nor another name counts, however new its time.
+      writeFileSync(join(backups, ".books-29990101T000000Z.backup.99999.partial"), " ");
+      writeFileSync(join(backups, "books-29990101T000000Z.backup.copy"), " ");
+      const metricsPort = await freePort();
+      const second = await startService(
+        { ...env, METRICS_PORT: String(metricsPort) },
+        { direct: true },
+      );
+      try {
+        assert.equal(
+          await firstMetric(metricsPort, "book_catalogue_backup_last_success_timestamp_seconds"),
+          timeOfName(taken),
+        );
+      } finally {
+        assert.equal(await second.stop(), 0);
+      }
+      assert.equal(logLines(second, "backup written").length, 0, "none due for an hour");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
 test("with WORKERS=2 the primary takes the backups, and its metrics join the workers'", async () => {
   const dir = mkdtempSync(join(tmpdir(), "books-schedule-workers-"));
   const metricsPort = await freePort();
