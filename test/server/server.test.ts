@@ -1,11 +1,14 @@
 // Black-box: the real `npm start` as a child process, as an operator runs it.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
 import {
@@ -26,6 +29,7 @@ const BASE_ENV = {
   AUTH_PASSWORD: CREDENTIALS.password,
 };
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const start = (env: Record<string, string>) => startService({ ...BASE_ENV, ...env });
 const startFailing = (env: Record<string, string>, timeoutMs?: number) =>
   startExpectingFailure({ ...BASE_ENV, ...env }, timeoutMs);
@@ -182,6 +186,42 @@ describe("npm start fails fast, with one clear line and a non-zero exit", () => 
     const run = await startFailing({ DB_URL: `sqlite:${path}` });
     assert.notEqual(run.code, 0);
     assert.match(failureLine(run.output), /cannot prepare the SQLite store/);
+  });
+
+  test("a data folder the service cannot write: one line naming the folder, not SQLite's alone", () => {
+    const dir = tempDir();
+    chmodSync(dir, 0o755);
+    const data = join(dir, "data");
+    mkdirSync(data);
+    // A file the service may write, in a folder it may not: SQLite cannot make its -wal there.
+    const existing = join(data, "old.db");
+    new DatabaseSync(existing).close();
+    chmodSync(existing, 0o666);
+    // As root, permissions do not stop this process: the server runs as nobody instead.
+    const asRoot = process.getuid?.() === 0;
+    const user = asRoot ? { uid: 65534, gid: 65534 } : {};
+    if (!asRoot) chmodSync(data, 0o555);
+    const startIn = (path: string) =>
+      spawnSync(process.execPath, ["dist/server/main.js"], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? "", ...BASE_ENV, DB_URL: `sqlite:${path}` },
+        encoding: "utf8",
+        timeout: 30_000,
+        ...user,
+      });
+    try {
+      const fresh = startIn(join(data, "books.db"));
+      assert.equal(fresh.status, 1, fresh.stderr);
+      assert.equal(
+        failureLine(fresh.stderr),
+        `book-catalogue: start-up failed: cannot prepare the SQLite store at ${data}/books.db: the folder ${data} is not writable by this user (its permissions): the service writes books.db and its -wal and -shm files in ${data}`,
+      );
+      const run = startIn(existing);
+      assert.equal(run.status, 1, run.stderr);
+      assert.match(failureLine(run.stderr), new RegExp(`: the folder ${data} is not writable`));
+    } finally {
+      chmodSync(data, 0o755);
+    }
   });
 
   test("NODE_ENV=production without SECRET_TOKEN, or with a short one", async () => {

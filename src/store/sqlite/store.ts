@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
-import { dirname } from "node:path";
+import { accessSync, constants, existsSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { privateFolder } from "../../private-files.js";
 import type { Book } from "../../rules/book.js";
@@ -115,9 +116,33 @@ function openDatabase(path: string, onMigrated?: OnMigrated): DatabaseSync {
     if (path !== ":memory:") db.exec(`PRAGMA busy_timeout = ${READ_LOCK_WAIT_MS}`);
     return db;
   } catch (error) {
-    throw new StoreOpenError(
-      `cannot prepare the SQLite store at ${path}: ${(error as Error).message}`,
-      { cause: error },
-    );
+    const reason = (path !== ":memory:" && notWritable(path)) || (error as Error).message;
+    throw new StoreOpenError(`cannot prepare the SQLite store at ${path}: ${reason}`, {
+      cause: error,
+    });
   }
+}
+
+/**
+ * Why the service cannot write where the database lives, when that is why it failed: SQLite
+ * says only "unable to open database file" of a folder it cannot create the file, its -wal
+ * or its -shm in.
+ */
+function notWritable(path: string): string | undefined {
+  let folder = dirname(path);
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  const places = existsSync(path) ? [folder, path] : [folder];
+  for (const place of places) {
+    try {
+      accessSync(place, constants.W_OK);
+    } catch (error) {
+      const what = place === path ? "the file" : "the folder";
+      const why =
+        (error as NodeJS.ErrnoException).code === "EROFS"
+          ? "a read-only file system"
+          : "its permissions";
+      return `${what} ${place} is not writable by this user (${why}): the service writes ${basename(path)} and its -wal and -shm files in ${dirname(path)}`;
+    }
+  }
+  return undefined;
 }
