@@ -1,5 +1,6 @@
 // book-catalogue import: a file's rows checked, duplicates skipped, the rest created in the
-// file's order, refusals reported with their line.
+// file's order, refusals reported with their line. Ctrl-C stops it after the books on their
+// way, with the summary of what went in.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CatalogueError, createClient } from "../client/client.js";
@@ -13,6 +14,7 @@ import {
 } from "../rules/import-rows.js";
 import { connection, connectionOptions } from "./connection.js";
 import { FileError, UsageError } from "./errors.js";
+import { stopOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
 
 /** The file's rows, each with the line of the file it starts on. */
@@ -100,8 +102,9 @@ export async function importFile(args: string[]) {
   const report = progress(rows.length, dryRun);
   let done = refusals.length;
   let next = 0;
+  const interrupt = stopOnInterrupt();
   const importer = async () => {
-    while (next < valid.length) {
+    while (!interrupt.requested() && next < valid.length) {
       const row = valid[next++] as (typeof valid)[number];
       if (duplicates === "skip" && isDuplicate(sameBookKey(row.book))) {
         counts.duplicates += 1;
@@ -127,14 +130,34 @@ export async function importFile(args: string[]) {
     }
   };
   report(done, counts);
-  await Promise.all(Array.from({ length: concurrency }, importer));
+  try {
+    await Promise.all(Array.from({ length: concurrency }, importer));
+  } finally {
+    interrupt.release();
+  }
   refusals.sort((a, b) => a.line - b.line);
   for (const refusal of refusals) process.stderr.write(`refused ${refusal.text}\n`);
+  const summary = { rows: rows.length, valid: valid.length, left: valid.length - next, dryRun };
+  writeSummary(summary, counts, interrupt.requested());
+}
+
+/** The last line: what went in, was skipped and refused, and, after Ctrl-C, what was left. */
+function writeSummary(
+  rows: { rows: number; valid: number; left: number; dryRun: boolean },
+  counts: Counts,
+  interrupted: boolean,
+) {
   const skipped = `${counted(counts.duplicates, "duplicate")} skipped`;
-  process.stdout.write(
-    dryRun
-      ? `dry run: ${valid.length - counts.duplicates} of ${rows.length} rows would be imported; ${skipped}; ${counts.rejected} refused\n`
-      : `imported ${counts.imported} of ${rows.length} rows; ${skipped}; ${counts.rejected} refused\n`,
-  );
-  if (counts.rejected > 0) process.exitCode = 1;
+  const line = rows.dryRun
+    ? `dry run: ${rows.valid - counts.duplicates - rows.left} of ${rows.rows} rows would be imported; ${skipped}; ${counts.rejected} refused`
+    : `imported ${counts.imported} of ${rows.rows} rows; ${skipped}; ${counts.rejected} refused`;
+  if (!interrupted) {
+    process.stdout.write(`${line}\n`);
+    if (counts.rejected > 0) process.exitCode = 1;
+    return;
+  }
+  // A progress bar on a terminal ends its line only when complete.
+  if (process.stderr.isTTY) process.stderr.write("\n");
+  process.stdout.write(`interrupted: ${line}; ${counted(rows.left, "row")} left\n`);
+  process.exitCode = 130;
 }

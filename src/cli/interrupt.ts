@@ -16,3 +16,20 @@ export function removeOnInterrupt(path: string): () => void {
     process.off("SIGTERM", onSignal);
   };
 }
+
+/**
+ * Until the returned `release` is called, Ctrl-C (SIGINT) asks the command to stop after the
+ * step under way instead of ending it, and `requested` tells whether it has been asked. A
+ * second Ctrl-C ends the command at once, as Node would.
+ */
+export function stopOnInterrupt(): { requested(): boolean; release(): void } {
+  let requested = false;
+  const onSignal = () => {
+    requested = true;
+  };
+  process.once("SIGINT", onSignal);
+  return {
+    requested: () => requested,
+    release: () => process.off("SIGINT", onSignal),
+  };
+}

@@ -1,6 +1,6 @@
 // The book-catalogue command, as the package's bin runs it (the built dist/cli/main.js).
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -357,6 +357,53 @@ describe("book-catalogue", () => {
       assert.equal(stdout, "");
       assert.equal(stderr.trim().split("\n").length, 1, stderr);
       assert.match(stderr, pattern);
+    }
+  });
+
+  test("Ctrl-C during an import: it stops after the book on its way and says what went in, exit 130", async () => {
+    const other = await startService(
+      { ...ENV, DB_URL: `sqlite:${join(dir, "interrupted.db")}` },
+      { direct: true },
+    );
+    try {
+      const total = 20_000;
+      const file = join(dir, "large.csv");
+      const rows = Array.from({ length: total }, (_, i) => `Book ${i},Author ${i % 97},1900`);
+      writeFileSync(file, ["title,author,year", ...rows].join("\n"));
+      const child = spawn(process.execPath, [CLI, "import", file, ...connectionTo(other)], {
+        env: { PATH: process.env.PATH ?? "" },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      // The first progress line (every 1,000 rows), then Ctrl-C.
+      await new Promise<void>((resolve) =>
+        child.stderr.on("data", (chunk) => {
+          stderr += chunk;
+          if (stderr.includes("progress: ") && !child.killed) {
+            child.kill("SIGINT");
+            resolve();
+          }
+        }),
+      );
+      assert.equal(await exited, 130, stderr);
+      const summary =
+        /^interrupted: imported (\d+) of 20000 rows; 0 duplicates skipped; 0 refused; (\d+) rows left\n$/.exec(
+          stdout,
+        );
+      assert.ok(summary, stdout);
+      const [imported, left] = [Number(summary[1]), Number(summary[2])];
+      assert.ok(imported >= 1000 && imported < total, `${imported} imported`);
+      assert.equal(imported + left, total);
+      const client = createClient({ baseUrl: other.url, ...CREDENTIALS });
+      let stored = 0;
+      for await (const _ of client.books()) stored += 1;
+      assert.equal(stored, imported, "the summary counts what the catalogue holds");
+    } finally {
+      await other.stop();
     }
   });
 
