@@ -36,10 +36,11 @@ export function listBooks(store: BookStore) {
     reply.type("application/json; charset=utf-8");
     // A search's reads until the answer begins (count, pages, the look for a next page) share
     // one time limit: the store's, from now.
-    const timed: ListingQuery = { ...listing, searchStarted: Date.now() };
+    const timed: ListingQuery = { ...listing, searchStarted: Date.now(), searchWaited: { ms: 0 } };
     const prefer = request.headers.prefer;
     if (typeof prefer === "string" && COUNT_PREFERENCE.test(prefer)) {
-      const filters = { ...matchFilters(parameters), searchStarted: timed.searchStarted };
+      const { searchStarted, searchWaited } = timed;
+      const filters = { ...matchFilters(parameters), searchStarted, searchWaited };
       reply.header("x-total-count", String(await store.count(filters)));
       reply.header("preference-applied", "count=exact");
     }

@@ -46,17 +46,26 @@ export interface BookQuery {
    * it is refused (SearchTooBroadError). Absent, a read has the limit to itself.
    */
   searchStarted?: number;
+  /**
+   * How long, since then, the request's reads have waited for the store itself (a connection,
+   * a pooler holding them, a store restarting): added to by the store, shared by the reads.
+   * That time is the store's, not the search's: it spends none of the limit.
+   */
+  searchWaited?: { ms: number };
 }
 
 /**
  * The filters of a query: which books match, whatever the page and the order (and when its
  * search began).
  */
-export type BookFilters = Pick<BookQuery, "search" | "author" | "year" | "searchStarted">;
+export type BookFilters = Pick<
+  BookQuery,
+  "search" | "author" | "year" | "searchStarted" | "searchWaited"
+>;
 
 /** What a page kept for a query is kept under: the query, whenever its search began. */
 export function pageKey(query: BookQuery): string {
-  const { searchStarted: _, ...selected } = query;
+  const { searchStarted: _, searchWaited: __, ...selected } = query;
   return JSON.stringify(selected);
 }
 
@@ -64,8 +73,12 @@ export function pageKey(query: BookQuery): string {
  * The ms left to a search begun at `started` with `limitMs` in all (the whole limit when
  * unknown); SearchTooBroadError when none are.
  */
-export function searchTimeLeft(started: number | undefined, limitMs: number): number {
-  const left = started === undefined ? limitMs : started + limitMs - Date.now();
+export function searchTimeLeft(
+  started: number | undefined,
+  limitMs: number,
+  waited?: { ms: number },
+): number {
+  const left = started === undefined ? limitMs : started + (waited?.ms ?? 0) + limitMs - Date.now();
   if (left <= 0) throw new SearchTooBroadError();
   return left;
 }

@@ -1,7 +1,10 @@
 import pg from "pg";
-import { SearchTooBroadError, StoreFullError, StoreUnavailableError } from "../store.js";
+import { StoreFullError, StoreUnavailableError } from "../store.js";
 
-const QUERY_CANCELED = "57014";
+/** A statement ended by its statement_timeout, or cancelled (statement.ts). */
+export const QUERY_CANCELED = "57014";
+/** A statement that waited for a lock past its lock_timeout. */
+const LOCK_NOT_AVAILABLE = "55P03";
 const DISK_FULL = "53100";
 
 /**
@@ -15,6 +18,14 @@ export function isUnavailable(error: unknown): boolean {
   const code = error.code ?? "";
   return code.startsWith("08") || code.startsWith("57P") || ["53300", "25006"].includes(code);
 }
+
+/**
+ * PostgreSQL ended a statement past its bound (statement.ts): 57014 (its statement_timeout, or
+ * cancelled), 55P03 (a lock held elsewhere past its lock_timeout). Nothing of it was applied.
+ */
+export const isTooSlow = (error: unknown) =>
+  error instanceof pg.DatabaseError &&
+  (error.code === QUERY_CANCELED || error.code === LOCK_NOT_AVAILABLE);
 
 /**
  * A statement PostgreSQL refused, as far as a log may tell it: the SQLSTATE and the server
@@ -34,22 +45,19 @@ export class PostgresRefusedError extends Error {
 }
 
 /**
- * Runs a store call: a cancelled statement (a search past its time limit) becomes
- * SearchTooBroadError, a full disk StoreFullError, a store that is away
- * StoreUnavailableError, any other refusal PostgresRefusedError; any other error is left.
+ * Runs a store call: a full disk becomes StoreFullError, a store that is away or too slow
+ * StoreUnavailableError, any other refusal PostgresRefusedError; any other error (a search
+ * too broad, listing.ts) is left.
  */
 export async function withStoreErrors<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    if (error instanceof pg.DatabaseError && error.code === QUERY_CANCELED) {
-      throw new SearchTooBroadError({ cause: error });
-    }
     if (error instanceof StoreUnavailableError) throw error;
     if (error instanceof pg.DatabaseError && error.code === DISK_FULL) {
       throw new StoreFullError({ cause: error });
     }
-    if (isUnavailable(error)) throw new StoreUnavailableError({ cause: error });
+    if (isUnavailable(error) || isTooSlow(error)) throw new StoreUnavailableError({ cause: error });
     throw error instanceof pg.DatabaseError ? new PostgresRefusedError(error) : error;
   }
 }

@@ -59,10 +59,13 @@ export function createKeptReads(db: Db, batched: Batched, listing: Listing): Kep
     async list(query) {
       // The version is read before the page, so a page kept under a version holds every
       // commit it counts; a later commit changes the version, and the pages kept are forgotten.
+      const asked = Date.now();
       const version = await freshVersion();
       const key = pageKey(query);
       const kept = version === caches.version ? caches.pages.get(key) : undefined;
       if (kept !== undefined) return kept;
+      // The wait for the version is the store's, not the search's: it spends none of its time.
+      if (query.searchWaited !== undefined) query.searchWaited.ms += Date.now() - asked;
       const page = await listing.list(query);
       if (version === caches.version) caches.pages.set(key, page);
       return page;

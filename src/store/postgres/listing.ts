@@ -1,14 +1,18 @@
 // Listing pages, searches and counts on PostgreSQL: one statement per page, searches bounded
 // in the books they test and under one time limit for all the reads of a request.
+
+import pg from "pg";
 import sql, { empty, raw, type Sql } from "sql-template-tag";
 import { type SearchTerm, sortKey } from "../../rules/search.js";
 import {
   type BookFilters,
   type BookPage,
   type BookQuery,
+  SearchTooBroadError,
   type SortField,
   searchTimeLeft,
 } from "../store.js";
+import { QUERY_CANCELED } from "./errors.js";
 import type { Db, Queryable } from "./pool.js";
 import { tsquery } from "./search-index.js";
 
@@ -53,13 +57,13 @@ export function createListing(
   searchTimeoutMs: number,
   bounds: SearchBounds = SEARCH_BOUNDS,
 ): Listing {
-  const limited = <T>(started: number | undefined, read: (tx: Queryable) => Promise<T>) =>
-    searchWithin(db, started ?? Date.now(), searchTimeoutMs, read);
+  const limited = <T>(filters: BookFilters, read: (tx: Queryable) => Promise<T>) =>
+    searchWithin(db, filters, searchTimeoutMs, read);
   return {
     list: (query) =>
       query.search === undefined || query.search.length === 0
         ? readPage(db, query, bounds)
-        : limited(query.searchStarted, (tx) => readPage(tx, query, bounds)),
+        : limited(query, (tx) => readPage(tx, query, bounds)),
     count(filters) {
       const conditions = filterConditions(filters);
       const count = async (tx: Queryable) => {
@@ -72,37 +76,51 @@ export function createListing(
       if (filters.search === undefined || filters.search.length === 0) return count(db);
       // Every match is read to count it: under the searches' time limit.
       conditions.push(sql`(title_words || author_words) @@ ${tsquery(filters.search)}::tsquery`);
-      return limited(filters.searchStarted, count);
+      return limited(filters, count);
     },
   };
 }
 
+/** What a search's transaction sets, sent with its BEGIN (see searchWithin). */
+const SEARCH_SETTINGS = { enable_seqscan: "off", plan_cache_mode: "force_custom_plan" };
+
 /**
  * Runs `read` in a transaction whose statements end, together, within `limitMs` of
- * `started` (searchTimeLeft): each is given
- * what is left (its statement_timeout), and none starts once nothing is left. The planner is
- * kept off scans of the whole table, and named statements off generic plans: it took a scan
- * for a rare word's matches, more so on a table never analysed, where the word index answers
- * in a few milliseconds (docs/postgresql.md, "Search plans"). The settings end with the
- * transaction, so they hold through a transaction pooler too.
+ * when the search began (searchTimeLeft): each is given what is left as its
+ * statement_timeout, and none starts once nothing is left. Only the search's own reads spend
+ * that time: the wait for a connection and for the transaction to begin (a store restarting,
+ * a pooler holding the query) is the store's, counted in `searchWaited`. A read PostgreSQL ends at the limit is too
+ * broad; one that waited for a lock until nearly then (its lock_timeout, a tenth shorter) is
+ * the store's, and answers 503 as any other wait for it. The planner is kept off scans of the
+ * whole table, and named statements off generic plans: it took a scan for a rare word's
+ * matches, more so on a table never analysed, where the word index answers in a few
+ * milliseconds (docs/postgresql.md, "Search plans"). The settings end with the transaction,
+ * so they hold through a transaction pooler too.
  */
 async function searchWithin<T>(
   db: Db,
-  started: number,
+  { searchStarted, searchWaited = { ms: 0 } }: BookFilters,
   limitMs: number,
   read: (tx: Queryable) => Promise<T>,
 ): Promise<T> {
-  const timeLeft = () => Math.ceil(searchTimeLeft(started, limitMs));
-  timeLeft();
-  return db.transaction((tx) =>
-    read({
-      async query(statement) {
-        await tx.query(sql`SELECT set_config('statement_timeout', ${String(timeLeft())}, true),
-          set_config('enable_seqscan', 'off', true),
-          set_config('plan_cache_mode', 'force_custom_plan', true)`);
-        return tx.query(statement);
-      },
-    }),
+  const started = searchStarted ?? Date.now();
+  searchTimeLeft(started, limitMs, searchWaited);
+  const asked = Date.now();
+  return db.transaction(
+    (tx) => {
+      searchWaited.ms += Date.now() - asked;
+      return read({
+        async query<R>(statement: Sql | string) {
+          const timeoutMs = Math.ceil(searchTimeLeft(started, limitMs, searchWaited));
+          const lockTimeoutMs = Math.max(1, Math.floor(timeoutMs * 0.9));
+          return tx.query<R>(statement, { timeoutMs, lockTimeoutMs }).catch((error: unknown) => {
+            if (!(error instanceof pg.DatabaseError && error.code === QUERY_CANCELED)) throw error;
+            throw new SearchTooBroadError({ cause: error });
+          });
+        },
+      });
+    },
+    { settings: SEARCH_SETTINGS },
   );
 }
 

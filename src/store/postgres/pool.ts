@@ -5,6 +5,7 @@ import pg from "pg";
 import type { Sql } from "sql-template-tag";
 import { withDeadline } from "../deadline.js";
 import { StoreUnavailableError } from "../store.js";
+import { runStatement } from "./statement.js";
 import type { PostgresAddress } from "./url.js";
 
 export interface PoolOptions {
@@ -18,7 +19,14 @@ export interface PoolOptions {
 
 /** Runs statements: SQL built with sql-template-tag, or a script of several without values. */
 export interface Queryable {
-  query<R = Record<string, unknown>>(statement: Sql | string): Promise<R[]>;
+  query<R = Record<string, unknown>>(statement: Sql | string, bounds?: Bounds): Promise<R[]>;
+}
+
+/** A statement's bounds in PostgreSQL, where they are not its pool's or transaction's. */
+export interface Bounds {
+  timeoutMs: number;
+  /** How long it may wait for a lock (55P03 past it); `timeoutMs` unless given. */
+  lockTimeoutMs?: number;
 }
 
 export interface Db extends Queryable {
@@ -32,6 +40,11 @@ export interface TransactionOptions {
   mode?: string;
   /** Each statement's bound, where it is not the pool's (a migration, a restore). */
   timeoutMs?: number;
+  /**
+   * Settings for the transaction only (SET LOCAL), sent with its BEGIN: constants of the
+   * code, never a request's values.
+   */
+  settings?: Record<string, string>;
 }
 
 /** Named statements at most, so that SQL built from many filters cannot fill memory. */
@@ -53,7 +66,6 @@ export const types = {
  * failover the service reaches the new primary by itself.
  */
 export async function openDb(address: PostgresAddress, options: PoolOptions): Promise<Db> {
-  const names = new Map<string, string>();
   let host = await findPrimary(address, options);
   let pool = newPool(host, options);
   let refinding: Promise<void> | undefined;
@@ -77,30 +89,32 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
       });
   }
 
-  const statement = (query: Sql | string): pg.QueryConfig | string => {
-    if (typeof query === "string") return query;
-    if (!options.preparedStatements) return { text: query.text, values: query.values };
-    let name = names.get(query.text);
-    if (name === undefined && names.size < MAX_NAMED) {
-      name = `bc_${names.size}`;
-      names.set(query.text, name);
-    }
-    return { name, text: query.text, values: query.values };
-  };
-  const run = <R>(client: pg.PoolClient, query: Sql | string, timeoutMs = options.timeoutMs) =>
-    bounded(client.query(statement(query) as string), timeoutMs).then(
-      (result) => result.rows as R[],
-    );
+  const statement = statementsOf(options.preparedStatements);
+  /** Runs statements on `client`, each bounded (statement.ts), `drop` told when it must go. */
+  const runner =
+    (client: pg.PoolClient, drop: () => void, defaultMs = options.timeoutMs): Run =>
+    (query, bounds) =>
+      run(client, statement(query), drop, {
+        timeoutMs: bounds?.timeoutMs ?? defaultMs,
+        lockTimeoutMs: bounds?.lockTimeoutMs ?? bounds?.timeoutMs ?? defaultMs,
+      });
 
-  /** `work` on one connection, which is dropped, never reused, when its state is unknown. */
-  async function withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `work` on one connection, which is dropped, never reused, when its state is unknown: it
+   * failed, a cancel was sent on it, or a named statement may or may not exist on it.
+   */
+  async function withClient<T>(
+    work: (client: pg.PoolClient, drop: () => void) => Promise<T>,
+  ): Promise<T> {
     const client = await pool.connect().catch((error: unknown) => {
       refind();
       throw new StoreUnavailableError({ cause: error });
     });
     let lost: unknown;
     try {
-      return await work(client);
+      return await work(client, () => {
+        lost ??= new Error("the connection's state is unknown");
+      });
     } catch (error) {
       if (connectionLost(error)) lost = error;
       // A lost connection, or a server that no longer takes writes: the primary may have moved.
@@ -113,24 +127,16 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
   }
 
   return {
-    query: (query) => withClient((client) => run(client, query)),
-    transaction: (work, { mode = "", timeoutMs } = {}) =>
-      withClient(async (client) => {
-        await run(client, `BEGIN ${mode}`);
-        try {
-          const result = await work({ query: (query) => run(client, query, timeoutMs) });
-          await run(client, "COMMIT");
-          return result;
-        } catch (error) {
-          // The connection goes back to the pool only out of its transaction.
-          if (!connectionLost(error)) {
-            await run(client, "ROLLBACK").catch(() => {
-              throw new StoreUnavailableError({ cause: error });
-            });
-          }
-          throw error;
-        }
-      }),
+    query: (query, bounds) => withClient((client, drop) => runner(client, drop)(query, bounds)),
+    transaction: (work, { mode = "", timeoutMs, settings = {} } = {}) =>
+      withClient((client, drop) =>
+        inTransaction(
+          { edges: runner(client, drop), statements: runner(client, drop, timeoutMs) },
+          work,
+          `BEGIN ${mode}`,
+          settings,
+        ),
+      ),
     // Once, however often asked; connections still in use after a few seconds are left to
     // close with the process.
     end() {
@@ -144,6 +150,66 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
 }
 
 const ignore = () => {};
+
+type Run = <R = Record<string, unknown>>(query: Sql | string, bounds?: Bounds) => Promise<R[]>;
+
+/** Statements as node-postgres takes them: named, when asked for, up to MAX_NAMED of them. */
+function statementsOf(prepared: boolean): (query: Sql | string) => pg.QueryConfig | string {
+  const names = new Map<string, string>();
+  return (query) => {
+    if (typeof query === "string") return query;
+    if (!prepared) return { text: query.text, values: query.values };
+    let name = names.get(query.text);
+    if (name === undefined && names.size < MAX_NAMED) {
+      name = `bc_${names.size}`;
+      names.set(query.text, name);
+    }
+    return { name, text: query.text, values: query.values };
+  };
+}
+
+/** One statement on `client` (statement.ts); `drop` is told when the connection must go. */
+async function run<R>(
+  client: pg.PoolClient,
+  query: pg.QueryConfig | string,
+  drop: () => void,
+  { timeoutMs, lockTimeoutMs }: Required<Bounds>,
+): Promise<R[]> {
+  const ran = await runStatement<R>(client, query, timeoutMs, lockTimeoutMs);
+  if (ran.dropConnection) drop();
+  if (ran.error === undefined) return ran.rows as R[];
+  // PostgreSQL's own errors carry a SQLSTATE; anything else is the connection failing.
+  throw ran.error instanceof pg.DatabaseError || ran.error instanceof StoreUnavailableError
+    ? ran.error
+    : new StoreUnavailableError({ cause: ran.error });
+}
+
+/**
+ * `work` between `begin` (with the transaction's settings, in the same round trip) and COMMIT,
+ * or ROLLBACK when it fails: those under the pool's bound, `work`'s under the transaction's.
+ */
+async function inTransaction<T>(
+  run: { edges: Run; statements: Run },
+  work: (tx: Queryable) => Promise<T>,
+  begin: string,
+  settings: Record<string, string>,
+): Promise<T> {
+  const set = Object.entries(settings).map(([name, value]) => `; SET LOCAL ${name} = ${value}`);
+  await run.edges(`${begin}${set.join("")}`);
+  try {
+    const result = await work({ query: run.statements });
+    await run.edges("COMMIT");
+    return result;
+  } catch (error) {
+    // The connection goes back to the pool only out of its transaction.
+    if (!connectionLost(error)) {
+      await run.edges("ROLLBACK").catch(() => {
+        throw new StoreUnavailableError({ cause: error });
+      });
+    }
+    throw error;
+  }
+}
 
 /** A pool on one host whose connections can never take the process down with an error. */
 function newPool(connectionString: string, options: PoolOptions): pg.Pool {
