@@ -22,6 +22,9 @@ declare module "fastify" {
   }
 }
 
+/** Seconds a client is asked to wait before trying again while the store is away or slow. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
 /** Answers every error thrown by a route in the envelope, and 404/405 for the rest. */
 export function addErrorHandlers(app: FastifyInstance, metrics: Metrics | undefined): void {
   const allowedMethods = trackRouteMethods(app);
@@ -61,6 +64,7 @@ function handleError(
   if (error instanceof StoreUnavailableError) {
     request.log.warn({ reqId: request.id, err: error.cause ?? error }, "store unavailable");
     metrics?.storeError("unavailable");
+    reply.header("retry-after", String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return respond(reply, 503, Messages.serviceUnavailable);
   }
   if (error instanceof LimiterUnavailableError) {

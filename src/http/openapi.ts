@@ -128,7 +128,7 @@ const RETRY_AFTER_HEADER: Headers = {
   "retry-after": {
     type: "integer",
     description:
-      "Seconds to wait before trying again: after too many failed logins (429), and on a write refused because the store has no space (503)",
+      "Seconds to wait before trying again: after too many failed logins (429), and while the store is unavailable or slow, or has no space for a write (503)",
   },
 };
 

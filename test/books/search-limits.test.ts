@@ -5,19 +5,27 @@ import { after, before, describe, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { openPostgresStore } from "../../src/store/postgres/store.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookFilters, BookStore } from "../../src/store/store.js";
 import {
   buildTestApp,
   call,
   captureLogs,
+  freshPostgresDatabase,
+  freshPostgresSchema,
   type OpenedStore,
   storesUnderTest,
   tokenFor,
 } from "../support/helpers.js";
 import { LONG_WORD_TITLES } from "../support/long-words.js";
+import { pgConnect } from "../support/pg.js";
+import { pgbouncerSkipReason, startPgbouncer } from "../support/pgbouncer.js";
 
-for (const kind of await storesUnderTest()) {
+const kinds = await storesUnderTest();
+const postgres = kinds.find((k) => k.name === "postgres");
+
+for (const kind of kinds) {
   describe(`long words through GET /books on ${kind.name}`, { skip: kind.skip }, () => {
     let opened: OpenedStore;
     let app: App;
@@ -100,5 +108,86 @@ describe("one time limit for the reads of a request", () => {
     assert.deepEqual(new Set(began).size, 1);
     await app.close();
     await store.close();
+  });
+});
+
+describe("a search while the store is slow", { skip: postgres?.skip ?? "no PostgreSQL" }, () => {
+  test("held by a lock elsewhere: 503 with Retry-After, not 400; on the idle store: 200", async () => {
+    const schema = await freshPostgresSchema();
+    const store = await openPostgresStore(schema.dbUrl, {
+      poolSize: 4,
+      timeoutMs: 5_000,
+      preparedStatements: true,
+      description: "test",
+      searchTimeoutMs: 1_000,
+    });
+    const app = await buildTestApp({ store });
+    const db = await pgConnect(schema.dbUrl);
+    try {
+      const token = await tokenFor(app);
+      const body = { title: "Solaris", author: "Stanisław Lem", year: 1961 };
+      assert.equal((await call(app, "POST", "/book", { token, body })).status, 201);
+      const search = (prefer?: string) =>
+        call<Book[]>(app, "GET", "/books?q=solaris&limit=5", {
+          token,
+          headers: prefer === undefined ? {} : { prefer },
+        });
+      await db.script("BEGIN; LOCK TABLE books IN ACCESS EXCLUSIVE MODE");
+      for (const answer of [await search(), await search("count=exact")]) {
+        assert.equal(answer.status, 503, answer.raw);
+        assert.equal(answer.body.message, Messages.serviceUnavailable);
+        assert.ok(Number(answer.headers["retry-after"]) > 0, "no Retry-After");
+      }
+      await db.script("ROLLBACK");
+      for (const answer of [await search(), await search("count=exact")]) {
+        assert.equal(answer.status, 200, answer.raw);
+        assert.equal(answer.body.data?.length, 1);
+      }
+    } finally {
+      await db.script("ROLLBACK").catch(() => {});
+      await db.end();
+      await app.close();
+      await store.close();
+      await schema.drop();
+    }
+  });
+});
+
+describe("a search while the store is away for a moment", {
+  skip: postgres?.skip || pgbouncerSkipReason(),
+}, () => {
+  test("the wait for the store spends none of the search's limit: 200, not 400", async () => {
+    const pgbouncer = await startPgbouncer({ poolMode: "transaction" });
+    const database = await freshPostgresDatabase();
+    const store = await openPostgresStore(pgbouncer.url(database.name), {
+      poolSize: 4,
+      timeoutMs: 5_000,
+      preparedStatements: false,
+      description: "test",
+      searchTimeoutMs: 500,
+    });
+    const app = await buildTestApp({ store });
+    try {
+      const token = await tokenFor(app);
+      const body = { title: "Solaris", author: "Stanisław Lem", year: 1961 };
+      assert.equal((await call(app, "POST", "/book", { token, body })).status, 201);
+      // The pooler holds every query, as while PostgreSQL restarts, for longer than the
+      // search's limit and shorter than DB_TIMEOUT_SECONDS.
+      await pgbouncer.pause(database.name);
+      const answer = call<Book[]>(app, "GET", "/books?q=solaris&limit=5", {
+        token,
+        headers: { prefer: "count=exact" },
+      });
+      await new Promise((done) => setTimeout(done, 1_200));
+      await pgbouncer.resume(database.name);
+      const answered = await answer;
+      assert.equal(answered.status, 200, answered.raw);
+      assert.equal(answered.body.data?.length, 1);
+    } finally {
+      await app.close();
+      await store.close();
+      await pgbouncer.stop();
+      await database.drop();
+    }
   });
 });
