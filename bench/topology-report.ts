@@ -52,6 +52,19 @@ export function errorsByStatus(outcomes: Outcome[]): string {
 }
 
 /** The first and last error's start, from the fault (or the step's start). */
+/**
+ * What a fault may cost a request is a 503 (the store, or an instance, away): any other answer
+ * that is not 2xx (a 400 blaming the request, a 404 for a book that exists, a 500) is a defect.
+ * The step's line saying so, by status and kind of request; undefined when there is none.
+ */
+export function unexpectedAnswers(step: Step): string | undefined {
+  const wrong = step.outcomes.filter(
+    (o) => typeof o.status === "number" && (o.status < 200 || o.status >= 300) && o.status !== 503,
+  );
+  if (wrong.length === 0) return undefined;
+  return `${step.name}: ${count(wrong.length)} answers neither 2xx nor 503: ${errorsByStatus(wrong)}.`;
+}
+
 export function errorWindow(step: Step): string {
   const errors = step.outcomes.filter(isError);
   if (errors.length === 0) return "–";
@@ -163,7 +176,7 @@ export function renderReport(options: {
     "",
     ...(options.defects.length === 0
       ? [
-          "None: no 500, no request without an answer, no instance exited on its own, no acknowledged write lost.",
+          "None: no answer other than 2xx or 503, no request without an answer, no instance exited on its own, no acknowledged write lost.",
         ]
       : options.defects.map((line) => `- ${line}`)),
     "",

@@ -31,6 +31,7 @@ import {
   renderReport,
   type Step,
   throughput,
+  unexpectedAnswers,
   writesBackAfter,
 } from "./topology-report.js";
 import {
@@ -430,7 +431,10 @@ function row(step: Step, lost: Map<string, import("./topology-report.js").Lost>)
   ];
 }
 
-/** What went wrong that should not have: every 500, hang, exit and lost write, by step. */
+/**
+ * What went wrong that should not have: every answer neither 2xx nor 503, hang, exit and lost
+ * write, by step.
+ */
 function defects(
   topology: Topology,
   steps: Step[],
@@ -439,7 +443,8 @@ function defects(
   const found: string[] = [];
   for (const step of steps) {
     const n = (status: number | string) => step.outcomes.filter((o) => o.status === status).length;
-    if (n(500) > 0) found.push(`${step.name}: ${n(500)} × 500.`);
+    const unexpected = unexpectedAnswers(step);
+    if (unexpected !== undefined) found.push(unexpected);
     if (n("timeout") > 0)
       found.push(`${step.name}: ${n("timeout")} requests had no answer within 5 s.`);
     const l = lost.get(step.name);
