@@ -7,10 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
+import { seedBooks } from "../../bench/catalogue.js";
 import type { Book } from "../../src/rules/book.js";
 import { searchTerms } from "../../src/rules/search.js";
 import { PostgresRefusedError, withStoreErrors } from "../../src/store/postgres/errors.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
+import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import {
   type BookPage,
@@ -105,6 +107,36 @@ describe("search limits on a SQLite file", () => {
         SearchTooBroadError,
       );
       assert.equal(await store.count({ search, searchStarted: Date.now() }), 1);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("search limits on a busy SQLite counter", () => {
+  test("a count kept waiting by the counts before it is the store's (unavailable), not too broad", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "search-limits-"));
+    const path = join(dir, "books.db");
+    await openSqliteStore(path).close();
+    await seedBooks({ kind: "sqlite", path }, commonBooks(300_000));
+    const store = openSqliteStore(path, { ...SEARCH_BOUNDS, limitMs: 100 });
+    try {
+      const count = (q: string) =>
+        store.count({ search: searchTerms(q), searchStarted: Date.now() });
+      // Every book matches: counting them alone takes longer than the limit, whatever else.
+      const broad = count("common");
+      // A rare word, sent while the counter's thread still reads the broad count.
+      const rare = count("123457");
+      await assert.rejects(broad, SearchTooBroadError);
+      await assert.rejects(rare, StoreUnavailableError);
+      // Once the thread is idle again, the same rare count answers at once.
+      let answer: number | undefined;
+      for (let tries = 0; tries < 50 && answer === undefined; tries++) {
+        answer = await count("123457").catch(() => undefined);
+        if (answer === undefined) await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.equal(answer, 1);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,12 @@
 // books), or on this thread for a database in memory.
 import type { DatabaseSync } from "node:sqlite";
 import { withDeadline } from "../deadline.js";
-import { type BookFilters, SearchTooBroadError, searchTimeLeft } from "../store.js";
+import {
+  type BookFilters,
+  SearchTooBroadError,
+  StoreUnavailableError,
+  searchTimeLeft,
+} from "../store.js";
 import { withStoreErrors } from "./errors.js";
 import { preparedByShape } from "./listing.js";
 import { failure, type Outcome, settle } from "./outcome.js";
@@ -37,10 +42,15 @@ export function countStatements(db: DatabaseSync): (filters: BookFilters) => num
   };
 }
 
-/** The outcome of each count in the counter's thread; one no longer wanted is not read. */
+/**
+ * The outcome of each count in the counter's thread; one no longer wanted is not read: its
+ * time went in waiting for the counts before it, the store's time, not its own.
+ */
 export function answerCounts(count: (filters: BookFilters) => number, requests: CountRequest[]) {
   return requests.map((request): Outcome => {
-    if (Date.now() > request.deadline) return { failed: "too broad" };
+    if (Date.now() > request.deadline) {
+      return { failed: "unavailable", message: "the counter's thread was busy with other counts" };
+    }
     try {
       return { value: count(request.filters) };
     } catch (error) {
@@ -51,18 +61,29 @@ export function answerCounts(count: (filters: BookFilters) => number, requests: 
 
 /**
  * The counter for the file at `path`: counts are read in a thread of their own, so the event
- * loop never waits for one; an answer not back within what is left of the search's
- * `limitMs` is refused as too broad, and the thread skips the counts whose time has passed.
+ * loop never waits for one, and the thread skips the counts whose time has passed. An answer
+ * not back within what is left of the search's `limitMs` is the search's own cost when the
+ * thread had nothing else to count (too broad, as it would be on an idle store), and the
+ * store's when counts sent before it were still being read (503: the thread was busy).
  */
 export function threadCounter(path: string, limitMs: number): Counter {
   const channel = openThreadChannel<CountRequest>("count-thread", path);
+  /** The counts sent and not yet answered, in the order they were sent. */
+  const inFlight = new Set<object>();
   return {
     async count(filters) {
       const left = searchTimeLeft(filters.searchStarted, limitMs);
-      const request = { filters, deadline: Date.now() + left };
-      const tooBroad = () => new SearchTooBroadError();
-      const outcome = await withDeadline(channel.send(request), left, tooBroad);
-      return settle(outcome) as number;
+      const ahead = [...inFlight];
+      const mine = {};
+      inFlight.add(mine);
+      const answer = channel.send({ filters, deadline: Date.now() + left });
+      const answered = () => inFlight.delete(mine);
+      answer.then(answered, answered);
+      const late = () =>
+        ahead.some((other) => inFlight.has(other))
+          ? new StoreUnavailableError({ cause: new Error("the counter's thread was busy") })
+          : new SearchTooBroadError();
+      return settle(await withDeadline(answer, left, late)) as number;
     },
     close: channel.close,
   };
