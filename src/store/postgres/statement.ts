@@ -15,9 +15,9 @@ const SET_BOUNDS = `SELECT WHERE (set_config('statement_timeout', $1, true)
 const BOUNDS_NAME = "bc_bounds";
 
 /** How long after its bound the service stops waiting and cancels a statement itself. */
-const CANCEL_AFTER_MS = 250;
+const CANCEL_AFTER_MS = 200;
 /** How long a cancelled statement's answer (done, or cancelled) is awaited before giving up. */
-const CANCEL_GRACE_MS = 1_000;
+const CANCEL_GRACE_MS = 400;
 
 /**
  * A statement preceded, in the same round trip and the same implicit transaction (one Sync), by
