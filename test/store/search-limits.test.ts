@@ -120,7 +120,7 @@ describe("search limits on a busy SQLite counter", () => {
     const path = join(dir, "books.db");
     await openSqliteStore(path).close();
     await seedBooks({ kind: "sqlite", path }, commonBooks(300_000));
-    const store = openSqliteStore(path, { ...SEARCH_BOUNDS, limitMs: 100 });
+    const store = openSqliteStore(path, { ...SEARCH_BOUNDS, limitMs: 10 });
     try {
       const count = (q: string) =>
         store.count({ search: searchTerms(q), searchStarted: Date.now() });
