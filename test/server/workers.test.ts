@@ -4,9 +4,11 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
+import { pgConnect } from "../support/pg.js";
 import {
   freePort,
   killIfAlive,
@@ -236,6 +238,41 @@ for (const kind of await storesUnderTest()) {
       assert.equal(await service.stop(), 0);
     });
 
+    test("a create past the largest id answers 503 through both workers; nothing is written", async () => {
+      const own = kind.name === "postgres" ? await freshPostgresSchema() : undefined;
+      const ownUrl = own?.dbUrl ?? `sqlite:${join(dir, "largest-id.db")}`;
+      let service: Service | undefined;
+      try {
+        // The catalogue made by the service, then its next id set to the largest there is.
+        await (await startService({ ...ENV, DB_URL: ownUrl }, { direct: true })).stop();
+        await setNextId(ownUrl, Number.MAX_SAFE_INTEGER);
+        service = await startService({ ...ENV, DB_URL: ownUrl }, { direct: true });
+        await bothListening(service);
+        const token = await tokenOf(service);
+        const answers: Answer<Book | null>[] = [];
+        for (let i = 0; i < 4; i++) {
+          answers.push(await fresh<Book | null>(service, "POST", "/book", token, BOOK));
+        }
+        const [first, ...rest] = answers as [Answer<Book | null>, ...Answer<Book | null>[]];
+        assert.equal(first.status, 201);
+        assert.equal(first.body.data?.id, Number.MAX_SAFE_INTEGER);
+        for (const answer of rest) {
+          assert.deepEqual(answer.body, {
+            status: 503,
+            message: "Service unavailable",
+            data: null,
+          });
+        }
+        assert.deepEqual(new Set(rest.map((answer) => answer.worker)), new Set(["w1", "w2"]));
+        const listed = await fresh<Book[]>(service, "GET", "/books", token);
+        assert.equal(listed.status, 200);
+        assert.deepEqual(listed.body.data, [first.body.data]);
+      } finally {
+        await service?.stop();
+        await own?.drop();
+      }
+    });
+
     test("two instances on one database: a write through one is listed at once by the other", async () => {
       const env = { ...ENV, DB_URL: dbUrl, WORKERS: "1", SECRET_TOKEN: "s".repeat(32) };
       const [one, other] = [
@@ -397,6 +434,28 @@ for (const kind of await storesUnderTest()) {
       assert.equal(await service.stop(), 0);
     });
   });
+}
+
+/** Sets the catalogue's counter behind the service's back: the next book gets `next`. */
+async function setNextId(dbUrl: string, next: number): Promise<void> {
+  if (dbUrl.startsWith("sqlite:")) {
+    const db = new DatabaseSync(dbUrl.slice("sqlite:".length));
+    try {
+      db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'books'").run(BigInt(next - 1));
+      db.prepare(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'books', ? WHERE changes() = 0",
+      ).run(BigInt(next - 1));
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const db = await pgConnect(dbUrl);
+  try {
+    await db.sql`SELECT setval(pg_get_serial_sequence('books', 'id'), ${next - 1})`;
+  } finally {
+    await db.end();
+  }
 }
 
 describe("WORKERS=2 and the store", () => {
