@@ -4,9 +4,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { ConfigError, describeDb, loadConfig, loadEnvFile } from "../src/config.js";
 import { parsePostgresUrl } from "../src/store/postgres/url.js";
+import { describe } from "./support/describe.js";
 
 const SECRET = "s".repeat(32);
 const PRODUCTION = {

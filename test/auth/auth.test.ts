@@ -2,10 +2,11 @@
 import assert from "node:assert/strict";
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { type AddressInfo, createServer } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { createMemoryLoginLimiter } from "../../src/auth/login-limiter.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   call,

@@ -1,10 +1,11 @@
 // Failed logins limited across instances through Redis (RATE_LIMIT_REDIS_URL).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { Redis } from "ioredis";
 import { createRedisLoginLimiter } from "../../src/auth/redis-login-limiter.js";
 import { Messages } from "../../src/http/envelope.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME } from "../support/helpers.js";
 
 const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";

@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
+import { describe } from "../support/describe.js";
 import { login, request, type Service, startService } from "../support/service.js";
 import {
   type Catalogue,

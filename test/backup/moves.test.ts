@@ -6,9 +6,10 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
+import { describe } from "../support/describe.js";
 import { pgConnect } from "../support/pg.js";
 import {
   type Catalogue,

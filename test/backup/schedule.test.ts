@@ -5,8 +5,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import { freePort, login, request, type Service, startService } from "../support/service.js";
 import { type Catalogue, cli, newCatalogue, seed, skipOf, until } from "./catalogues.js";
 

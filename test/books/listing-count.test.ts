@@ -1,10 +1,11 @@
 // GET /books with `Prefer: count=exact`: the number of books the filters match, in
 // X-Total-Count, counted only when asked.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import type { Book } from "../../src/rules/book.js";
 import type { BookStore } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   call,

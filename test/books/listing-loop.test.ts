@@ -7,12 +7,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { numberedBooks, seedBooks } from "../../bench/catalogue.js";
 import type { App } from "../../src/http/app.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookStore } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   listenLocally,

@@ -1,11 +1,12 @@
 // GET /books with the optional listing parameters: limit, after, q, author, year, sort.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
+import { describe } from "../support/describe.js";
 import {
   type Answer,
   buildTestApp,

@@ -1,13 +1,14 @@
 // GET /books?q= at the edges of what a search may ask: titles and words of any length within
 // the rules, on every store, with no search in the logs; one time limit for a request.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookFilters, BookStore } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   call,

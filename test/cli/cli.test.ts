@@ -4,9 +4,10 @@ import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Book, createClient } from "../../src/client/client.js";
+import { describe } from "../support/describe.js";
 import { FORMULA_TITLES } from "../support/helpers.js";
 import { freePort, type Service, startService } from "../support/service.js";
 

@@ -3,9 +3,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { type Book, CatalogueError, createClient } from "../../src/client/client.js";
 import { Messages } from "../../src/http/envelope.js";
+import { describe } from "../support/describe.js";
 import { freePort, type Service, startService } from "../support/service.js";
 
 const CREDENTIALS = { username: "librarian", password: "client-test-password" };

@@ -9,10 +9,11 @@ import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { connect } from "node:tls";
 import { loadConfig } from "../../src/config.js";
 import { filledEnvExample, NGINX_SITE, readRepositoryFile } from "../support/deploy.js";
+import { describe } from "../support/describe.js";
 import { freePort, type Service, startService } from "../support/service.js";
 
 const SERVER_NAME = "books.example.org";

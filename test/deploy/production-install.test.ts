@@ -7,9 +7,10 @@ import { execFile, execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { machinePath, ROOT, readRepositoryFile } from "../support/deploy.js";
+import { describe } from "../support/describe.js";
 import { startService } from "../support/service.js";
 
 const INSTALL_MINUTES = 5;

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import {
   ENV_EXAMPLE,
   filledEnvExample,
@@ -18,6 +18,7 @@ import {
   unitSection,
   unitValue,
 } from "../support/deploy.js";
+import { describe } from "../support/describe.js";
 import { startService } from "../support/service.js";
 
 /** Where docs/operations.md installs the service; the tests put this checkout there. */

@@ -9,7 +9,7 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import pg from "pg";
 import {
   HAPROXY_CFG,
@@ -18,6 +18,7 @@ import {
   readRepositoryFile,
   settingsOf,
 } from "../support/deploy.js";
+import { describe } from "../support/describe.js";
 import { freePort } from "../support/service.js";
 
 const HAPROXY = process.env.HAPROXY_PATH || "/usr/sbin/haproxy";

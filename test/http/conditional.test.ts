@@ -1,10 +1,11 @@
 // Conditional requests (decisions.md): ETag on every answer with one book, If-Match on PUT and
 // DELETE refused with 412 when the book changed meanwhile, If-None-Match on GET giving 304.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import {
   type Answer,
   buildTestApp,

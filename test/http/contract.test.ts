@@ -1,11 +1,12 @@
 // Every row of the specification's tables and every decision of decisions.md that storage
 // touches, through app.inject, on each store.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { BUFFERED_LISTING_BYTES, LIST_PAGE_SIZE } from "../../src/books/list-books.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import {
   type Answer,
   buildTestApp,

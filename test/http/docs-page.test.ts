@@ -1,11 +1,12 @@
 // The interactive docs page at /docs, in a real headless Chromium: it renders from the
 // package's own files, and a reader gets a token, authorizes and tries a route.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { browserSkipReason, launchChromium } from "../support/browser.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   call,

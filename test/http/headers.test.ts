@@ -1,9 +1,10 @@
 // Security headers on every answer, and the docs page's policy.
 import assert from "node:assert/strict";
 import { connect } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   call,

@@ -2,10 +2,11 @@
 // hostile bodies, and requests that break HTTP itself, sent over a real socket.
 import assert from "node:assert/strict";
 import { connect } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import fc from "fast-check";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 import {
   assertLoopNeverHeld,

@@ -1,8 +1,9 @@
 // The OpenAPI description: generated from the routes, complete, and true to real answers.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { App } from "../../src/http/app.js";
+import { describe } from "../support/describe.js";
 import { type Answer, buildTestApp, type CallOptions, call, tokenFor } from "../support/helpers.js";
 
 interface Response {

@@ -8,7 +8,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
+import { describe } from "../support/describe.js";
 import { type ServerWithOutput, startWithOutput } from "../support/service.js";
 
 const PASSWORD = "disk-full-password";

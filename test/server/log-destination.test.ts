@@ -5,9 +5,10 @@ import { once } from "node:events";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout } from "node:timers/promises";
 import { droppedLogLines, openLogDestination } from "../../src/http/log-destination.js";
+import { describe } from "../support/describe.js";
 import { answered, type ServerWithOutput, startWithOutput } from "../support/service.js";
 
 const ENV = {

@@ -6,9 +6,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { hasWrk } from "../../bench/load.js";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import { login, request, startService } from "../support/service.js";
 
 const CREDENTIALS = { username: "librarian", password: "gc-password-5d1e" };

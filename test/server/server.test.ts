@@ -7,10 +7,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, describe, test } from "node:test";
+import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import {
   DEFAULT_TEST_DATABASE_URL,
   freshPostgresSchema,

@@ -5,8 +5,9 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
 import { pgConnect } from "../support/pg.js";
 import {

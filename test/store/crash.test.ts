@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "../support/helpers.js";
 import {
   killIfAlive,

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { seedBooks } from "../../bench/catalogue.js";
 import type { App } from "../../src/http/app.js";
@@ -13,6 +13,7 @@ import { Messages } from "../../src/http/envelope.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookStore } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, call, tokenFor } from "../support/helpers.js";
 import { LOOP_DELAY_LIMIT_MS, type LoopRecord, startLoopRecord } from "../support/loop-delay.js";
 

@@ -1,8 +1,9 @@
 // A failover under write load: the primary stopped, the standby promoted, and the same service
 // process reaching the new primary through its multi-host DB_URL.
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { clusterSkipReason, createPrimaryWithStandby } from "../support/clusters.js";
+import { describe } from "../support/describe.js";
 import { leakedSecrets } from "../support/helpers.js";
 import { lostOn, mixedLoad, unexpectedStatuses, writesSucceed } from "../support/load.js";
 import { login, request, startService } from "../support/service.js";

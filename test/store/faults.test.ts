@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import { freshPostgresSchema, leakedSecrets, storesUnderTest } from "../support/helpers.js";
 import { login, request, startService } from "../support/service.js";
 

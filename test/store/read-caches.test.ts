@@ -1,11 +1,12 @@
 // The listing-page cache stays within its budget whatever the queries, and the budget counts
 // what the pages really cost.
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createPageCache, PAGE_CACHE_BYTES, pageCost } from "../../src/store/read-caches.js";
 import type { BookPage } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import { storesUnderTest } from "../support/helpers.js";
 
 setFlagsFromString("--expose-gc");

@@ -3,8 +3,9 @@
 // (never 500) while PostgreSQL is away, it serves again within 5 s of PostgreSQL's return, and
 // every acknowledged write is still there.
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { type Cluster, clusterSkipReason, createCluster } from "../support/clusters.js";
+import { describe } from "../support/describe.js";
 import { leakedSecrets } from "../support/helpers.js";
 import {
   type Load,

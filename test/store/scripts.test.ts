@@ -1,10 +1,11 @@
 // One order and one search in every script, the same on both stores (decisions.md, "Order
 // and search in every script").
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { searchTerms } from "../../src/rules/search.js";
 import type { BookPage, BookQuery } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import { type OpenedStore, storesUnderTest } from "../support/helpers.js";
 
 const booksOf = (page: BookPage): Book[] => JSON.parse(`[${page.json}]`);

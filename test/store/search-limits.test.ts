@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import pg from "pg";
 import { seedBooks } from "../../bench/catalogue.js";
 import type { Book } from "../../src/rules/book.js";
@@ -21,6 +21,7 @@ import {
   SearchTooBroadError,
   StoreUnavailableError,
 } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import {
   commonBooks,
   DEFAULT_TEST_DATABASE_URL,

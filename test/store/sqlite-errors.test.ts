@@ -5,11 +5,12 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { translate } from "../../src/store/sqlite/errors.js";
 import { failure, settle } from "../../src/store/sqlite/outcome.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { StoreUnavailableError } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 
 /** The error `work` throws. */
 function thrown(work: () => unknown): unknown {

@@ -3,9 +3,10 @@
 // answers again, requests succeed with no restart.
 import assert from "node:assert/strict";
 import { get } from "node:http";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
+import { describe } from "../support/describe.js";
 import { freshPostgresDatabase, storesUnderTest, TEST_DB_PASSWORD } from "../support/helpers.js";
 import { pgConnect } from "../support/pg.js";
 import { pgbouncerSkipReason, startPgbouncer } from "../support/pgbouncer.js";

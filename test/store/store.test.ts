@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import sql from "sql-template-tag";
 import type { Book, BookChanges } from "../../src/rules/book.js";
 import { indexWords, matchesTerms, searchTerms, sortKey } from "../../src/rules/search.js";
@@ -27,6 +27,7 @@ import {
   type SortField,
   StoreOpenError,
 } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 import {
   commonBooks,
   freshPostgresSchema,

@@ -13,13 +13,14 @@ import {
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Book } from "../../src/rules/book.js";
 import { serveWorkersWrites } from "../../src/store/sqlite/primary-writer.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { listenForWrites, writerAtSocket } from "../../src/store/sqlite/writes-socket.js";
 import { StoreUnavailableError } from "../../src/store/store.js";
+import { describe } from "../support/describe.js";
 
 const book = (i: number) => ({ title: `Book ${i}`, author: "Writer", year: 1900 + i });
 

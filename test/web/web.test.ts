@@ -2,10 +2,11 @@
 // and nothing else, so every other path still answers in the envelope.
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, call } from "../support/helpers.js";
 
 describe("the page's files", () => {

@@ -1,0 +1,61 @@
+// A suite skipped for want of something (root, Chromium, PostgreSQL) counts in the runner's
+// summary as skipped, with its reason: "skipped 0" means nothing was.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { ROOT } from "../support/deploy.js";
+import { describe } from "../support/describe.js";
+
+/** This environment without the variable by which a test process reports to its runner. */
+function withoutTestContext(): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  return env;
+}
+
+describe("skipped suites", () => {
+  test("count in the runner's summary, each with its reason", () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-skip-"));
+    try {
+      const file = join(dir, "skips.test.ts");
+      const describeModule = join(ROOT, "test", "support", "describe.ts");
+      writeFileSync(
+        file,
+        [
+          'import { test } from "node:test";',
+          `import { describe } from ${JSON.stringify(describeModule)};`,
+          'describe("needs root", { skip: "not run as root" }, () => { test("a", () => {}); });',
+          'describe("needs nothing", { skip: false }, () => { test("b", () => {}); });',
+          'describe("plain", () => { test("c", () => {}); });',
+          "",
+        ].join("\n"),
+      );
+      const run = spawnSync(
+        process.execPath,
+        ["--import", "tsx", "--test", "--test-reporter=tap", file],
+        { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: withoutTestContext() },
+      );
+      assert.equal(run.status, 0, run.stdout + run.stderr);
+      assert.match(run.stdout, /^ok \d+ - needs root # SKIP not run as root$/m);
+      assert.match(run.stdout, /^# skipped 1$/m);
+      assert.match(run.stdout, /^# pass 2$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("every test file's describe is the one that counts them", () => {
+    const offenders = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+      .filter((path) => path.endsWith(".ts"))
+      .map((path) => join("test", path))
+      .filter((path) => path !== join("test", "support", "describe.ts"))
+      .filter((path) =>
+        /import \{[^}]*\bdescribe\b[^}]*\} from "node:test"/.test(
+          readFileSync(join(ROOT, path), "utf8"),
+        ),
+      );
+    assert.deepEqual(offenders, [], "import describe from test/support/describe.ts instead");
+  });
+});
