@@ -42,7 +42,14 @@ async function serviceBehindPgbouncer() {
   const database = await freshPostgresDatabase();
   const url = new URL(pgbouncer.url(database.name));
   url.password = TEST_DB_PASSWORD;
-  const service = await startService({ ...ENV, DB_URL: url.toString() }, { direct: true });
+  const service = await startService({ ...ENV, DB_URL: url.toString() }, { direct: true }).catch(
+    async (error) => {
+      // Neither the pooler nor the database may outlive a service that never started.
+      await pgbouncer.stop();
+      await database.drop();
+      throw error;
+    },
+  );
   const stop = async () => {
     await service.stop();
     await pgbouncer.stop();

@@ -10,7 +10,7 @@ import type { Envelope } from "../../src/http/envelope.js";
 import { openStore } from "../../src/store/open.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import type { BookStore } from "../../src/store/store.js";
-import { pgConnect } from "./pg.js";
+import { pgConnect, testDatabaseUrl } from "./pg.js";
 import { type Pgbouncer, pgbouncerSkipReason, startPgbouncer } from "./pgbouncer.js";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
@@ -108,7 +108,7 @@ export function captureLogs(): { stream: Writable; text: () => string } {
   return { stream, text: () => chunks.join("") };
 }
 
-export const DEFAULT_TEST_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+export { DEFAULT_TEST_DATABASE_URL } from "./pg.js";
 
 export interface OpenedStore {
   store: BookStore;
@@ -133,7 +133,7 @@ let postgresProbe: Promise<string | false> | undefined;
  */
 function postgresSkipReason(): Promise<string | false> {
   postgresProbe ??= (async () => {
-    const url = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+    const url = testDatabaseUrl();
     try {
       await (await pgConnect(url)).end();
       return false;
@@ -246,7 +246,13 @@ async function openThroughPgbouncer(): Promise<OpenedStore> {
   const url = new URL((await pgbouncer).url(database.name));
   url.password = TEST_DB_PASSWORD;
   const db = { kind: "postgres", url: url.toString() } as const;
-  const store = await openStore({ db, pgPoolSize: 2, dbPreparedStatements: false });
+  // A store that cannot open must not leave its database behind.
+  const store = await openStore({ db, pgPoolSize: 2, dbPreparedStatements: false }).catch(
+    async (error) => {
+      await database.drop();
+      throw error;
+    },
+  );
   return {
     store,
     dbUrl: url.toString(),
@@ -266,7 +272,7 @@ export async function freshPostgresDatabase(): Promise<{
   url: string;
   drop(): Promise<void>;
 }> {
-  const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+  const baseUrl = testDatabaseUrl();
   const name = `test_${randomBytes(6).toString("hex")}`;
   const admin = await pgConnect(baseUrl);
   await admin.script(`CREATE DATABASE ${name}`);
@@ -289,7 +295,7 @@ export async function freshPostgresSchema(): Promise<{
   dbUrl: string;
   drop(): Promise<void>;
 }> {
-  const baseUrl = process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+  const baseUrl = testDatabaseUrl();
   const schema = `test_${randomBytes(6).toString("hex")}`;
   const admin = await pgConnect(baseUrl);
   await admin.script(`CREATE SCHEMA ${schema}`);

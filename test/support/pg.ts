@@ -6,6 +6,12 @@ import type { NewBook } from "../../src/rules/book.js";
 import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "../../src/store/postgres/books.js";
 import { types } from "../../src/store/postgres/pool.js";
 
+/** Where the tests' PostgreSQL is when TEST_DATABASE_URL does not say. */
+export const DEFAULT_TEST_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+
+/** The tests' PostgreSQL: TEST_DATABASE_URL, else the local default. */
+export const testDatabaseUrl = () => process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+
 export interface PgConnection {
   sql<R = Record<string, unknown>>(
     strings: TemplateStringsArray,

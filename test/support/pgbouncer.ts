@@ -1,5 +1,6 @@
-// A pgbouncer of the test's own in front of the shared PostgreSQL: its own port, its own files
-// in a temporary folder, and never the machine's /etc/pgbouncer.
+// A pgbouncer of the test's own in front of the tests' PostgreSQL (TEST_DATABASE_URL's host,
+// port and user): its own port, its own files in a temporary folder, and never the machine's
+// /etc/pgbouncer.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
   chownSync,
@@ -15,6 +16,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { testDatabaseUrl } from "./pg.js";
 import { freePort } from "./service.js";
 
 const PGBOUNCER = process.env.PGBOUNCER_PATH || "/usr/sbin/pgbouncer";
@@ -22,8 +24,18 @@ const PGBOUNCER = process.env.PGBOUNCER_PATH || "/usr/sbin/pgbouncer";
 // PostgreSQL account the auth file names.
 const RUN_AS = "postgres";
 
+/** A PostgreSQL server as pgbouncer logs in to it. */
+export interface PgbouncerServer {
+  host: string;
+  port: number;
+  /** The user clients log in as, and pgbouncer as them: postgres unless given. */
+  user?: string;
+  /** The user's password on the server, if it asks for one. */
+  password?: string;
+}
+
 export interface Pgbouncer {
-  /** A postgres:// URL through the pooler to this database (default "test"), user postgres. */
+  /** A postgres:// URL through the pooler to this database (default "test"), as its user. */
   url(database?: string): string;
   /**
    * PAUSE one database (or all) through the admin console: resolves once pgbouncer has let go
@@ -40,13 +52,28 @@ export interface PgbouncerOptions {
   poolMode: "transaction" | "session";
   /** default_pool_size: server connections per database and user; 10 unless given. */
   poolSize?: number;
-  /** The PostgreSQL it pools for: 127.0.0.1:5432 unless given. */
-  server?: { host: string; port: number };
+  /** The PostgreSQL it pools for: TEST_DATABASE_URL's (testDatabaseServer()) unless given. */
+  server?: PgbouncerServer;
   /**
    * [pgbouncer] settings over the test's defaults (pool_mode and the pool size included): a
    * shipped pgbouncer.ini's, say. Where it listens, its auth and its files stay the test's.
    */
   settings?: Record<string, string>;
+}
+
+/**
+ * The host, port, user and password of a postgres:// URL (TEST_DATABASE_URL or its default
+ * unless given), with PostgreSQL's defaults for what it leaves out.
+ */
+export function testDatabaseServer(url: string = testDatabaseUrl()): Required<PgbouncerServer> {
+  const parsed = new URL(url);
+  return {
+    // An IPv6 address comes in brackets, which pgbouncer's host= does not take.
+    host: decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, "$1") || "127.0.0.1",
+    port: Number(parsed.port || 5432),
+    user: decodeURIComponent(parsed.username) || "postgres",
+    password: decodeURIComponent(parsed.password),
+  };
 }
 
 /**
@@ -91,8 +118,19 @@ function poolSettings(options: PgbouncerOptions): Record<string, string> {
   };
 }
 
-function config(dir: string, port: number, options: PgbouncerOptions): string {
-  const server = options.server ?? { host: "127.0.0.1", port: 5432 };
+/** The server it pools for, every field filled. */
+function serverOf(options: PgbouncerOptions): Required<PgbouncerServer> {
+  const server = options.server ?? testDatabaseServer();
+  return { user: "postgres", password: "", ...server };
+}
+
+/** A libpq connection string's value, quoted where it has to be. */
+const connValue = (value: string) =>
+  /^[^\s'\\]+$/.test(value) ? value : `'${value.replace(/['\\]/g, "\\$&")}'`;
+
+/** pgbouncer.ini for a pgbouncer listening on `port`, its files in `dir`. */
+export function pgbouncerIni(dir: string, port: number, options: PgbouncerOptions): string {
+  const server = serverOf(options);
   // Where it listens, who it lets in and where its files go are always the test's own.
   const own: Record<string, string> = {
     listen_addr: "127.0.0.1",
@@ -102,7 +140,7 @@ function config(dir: string, port: number, options: PgbouncerOptions): string {
     // Trust still looks the user up: the auth file must list it, with any password.
     auth_type: "trust",
     auth_file: join(dir, "users.txt"),
-    admin_users: "postgres",
+    admin_users: server.user,
     logfile: join(dir, "pgbouncer.log"),
     pidfile: join(dir, "pgbouncer.pid"),
   };
@@ -110,7 +148,7 @@ function config(dir: string, port: number, options: PgbouncerOptions): string {
   return [
     "[databases]",
     // Any database name the client asks for goes to the same name on the server.
-    `* = host=${server.host} port=${server.port}`,
+    `* = host=${connValue(server.host)} port=${server.port}`,
     "[pgbouncer]",
     ...Object.entries(settings).map(([key, value]) => `${key} = ${value}`),
     "",
@@ -137,7 +175,7 @@ function accepts(port: number): Promise<boolean> {
 /** The child, once it accepts connections on the port; its output file's tail if it never does. */
 async function launch(dir: string, port: number, options: PgbouncerOptions) {
   const ini = join(dir, "pgbouncer.ini");
-  writeFileSync(ini, config(dir, port, options));
+  writeFileSync(ini, pgbouncerIni(dir, port, options));
   const asRoot = process.getuid?.() === 0;
   // pgbouncer also logs to stderr, and only there what goes wrong before its logfile opens.
   const stderr = join(dir, "stderr.log");
@@ -179,10 +217,8 @@ async function launch(dir: string, port: number, options: PgbouncerOptions) {
 }
 
 /** One command through the admin console, which has to answer within 10 s. */
-async function admin(port: number, command: string): Promise<void> {
-  const client = new pg.Client({
-    connectionString: `postgres://postgres@127.0.0.1:${port}/pgbouncer`,
-  });
+async function admin(port: number, user: string, command: string): Promise<void> {
+  const client = new pg.Client({ host: "127.0.0.1", port, user, database: "pgbouncer" });
   await client.connect();
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -206,12 +242,12 @@ async function admin(port: number, command: string): Promise<void> {
  * holds one until it disconnects, so a test that left one open would wait for ever: instead it
  * fails, and the database is resumed so that the rest of the test can still use it.
  */
-async function pause(port: number, database: string | undefined): Promise<void> {
+async function pause(port: number, user: string, database: string | undefined): Promise<void> {
   try {
-    await admin(port, database ? `PAUSE ${database}` : "PAUSE");
+    await admin(port, user, database ? `PAUSE ${database}` : "PAUSE");
   } catch (error) {
     if ((error as Error).cause !== "late") throw error;
-    await admin(port, database ? `RESUME ${database}` : "RESUME").catch(() => {});
+    await admin(port, user, database ? `RESUME ${database}` : "RESUME").catch(() => {});
     throw new Error(
       `${(error as Error).message}: a client still holds a server connection (in session mode, until it disconnects)`,
     );
@@ -226,7 +262,10 @@ export async function startPgbouncer(options: PgbouncerOptions): Promise<Pgbounc
     const id = (flag: string) => Number(execFileSync("id", [flag, RUN_AS], { encoding: "utf8" }));
     chownSync(dir, id("-u"), id("-g"));
   }
-  writeFileSync(join(dir, "users.txt"), '"postgres" ""\n');
+  // Its password, if any, is the one pgbouncer logs in to the server with.
+  const { user, password } = serverOf(options);
+  const quoted = (text: string) => `"${text.replaceAll('"', '""')}"`;
+  writeFileSync(join(dir, "users.txt"), `${quoted(user)} ${quoted(password)}\n`);
   // Another process may take the free port before pgbouncer binds it; then try another.
   let started: Awaited<ReturnType<typeof launch>> | undefined;
   let port = 0;
@@ -243,9 +282,9 @@ export async function startPgbouncer(options: PgbouncerOptions): Promise<Pgbounc
   let stopping: Promise<void> | undefined;
   return {
     url: (database = "test") =>
-      `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`,
-    pause: (database) => pause(port, database),
-    resume: (database) => admin(port, database ? `RESUME ${database}` : "RESUME"),
+      `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    pause: (database) => pause(port, user, database),
+    resume: (database) => admin(port, user, database ? `RESUME ${database}` : "RESUME"),
     stop: () => {
       stopping ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) {
