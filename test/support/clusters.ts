@@ -8,16 +8,13 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { portRange } from "./ports.js";
 
 const VERSION = "15";
 const BIN = `/usr/lib/postgresql/${VERSION}/bin`;
 // Without systemd, pg_ctlcluster must start the server itself.
 const CTL = ["--skip-systemctl-redirect"];
 const WAIT_MS = 20_000;
-
-// Ports below Linux's ephemeral range (32768-60999): a client's outgoing connection can
-// never take the port of a cluster a test has stopped, so its start() cannot then fail.
-const PORTS = { from: 20_000, to: 32_000 };
 
 /** Settings every cluster gets: streaming replication possible, small, durable. */
 const BASE_SETTINGS: Record<string, string> = {
@@ -304,14 +301,20 @@ async function listClusters(): Promise<ClusterEntry[]> {
   return JSON.parse(await run("pg_lsclusters", ["--json"])) as ClusterEntry[];
 }
 
-/** A random port in PORTS that no cluster is configured for and nothing listens on. */
+/**
+ * A random port of TEST_PORT_RANGE (20000-32000 unless set) that no cluster is configured for
+ * and nothing listens on. Below Linux's ephemeral range (32768-60999), a client's outgoing
+ * connection can never take the port of a cluster a test has stopped, so its start() cannot
+ * then fail.
+ */
 async function freePort(): Promise<number> {
+  const { from, to } = portRange();
   const taken = new Set((await listClusters()).map((c) => Number(c.port)));
   for (let tries = 0; tries < 50; tries++) {
-    const port = randomInt(PORTS.from, PORTS.to);
+    const port = randomInt(from, to + 1);
     if (!taken.has(port) && (await canListen(port))) return port;
   }
-  throw new Error(`no free port in ${PORTS.from}-${PORTS.to}`);
+  throw new Error(`no free port in ${from}-${to} (TEST_PORT_RANGE) after 50 tries`);
 }
 
 function canListen(port: number): Promise<boolean> {
