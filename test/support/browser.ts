@@ -1,7 +1,15 @@
 // A real headless Chromium (Debian's, driven by playwright-core) for the tests that use the
 // service as a person would, through its pages.
 import { existsSync } from "node:fs";
-import { type Browser, type BrowserContextOptions, chromium, type Page } from "playwright-core";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type Browser,
+  type BrowserContextOptions,
+  chromium,
+  type Page,
+  type PageScreenshotOptions,
+} from "playwright-core";
 import { TEST_PASSWORD, TEST_USERNAME } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -15,6 +23,23 @@ export function browserSkipReason(): string | false {
   const reason = `Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`;
   if (process.env.CI === "true") throw new Error(`${reason}; under CI=true they must run`);
   return reason;
+}
+
+/** Where the screenshots of docs/librarians-page.md (and the README) are kept, in the tree. */
+export const SCREENSHOTS_DIR = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
+
+/**
+ * Takes the screenshot `name` of the docs: always, so that the page is rendered as for one,
+ * but written to docs/screenshots/ only under SCREENSHOTS=1. Else a test run would rewrite
+ * the tracked files with every pixel that differs, and leave the tree changed.
+ */
+export function screenshot(
+  page: Page,
+  name: string,
+  options: Omit<PageScreenshotOptions, "path"> = {},
+): Promise<Buffer> {
+  const write = process.env.SCREENSHOTS === "1";
+  return page.screenshot(write ? { ...options, path: join(SCREENSHOTS_DIR, name) } : options);
 }
 
 /** Headless, in a fresh profile, and with none of Chromium's own calls to other hosts. */

@@ -2,18 +2,15 @@
 // first unseen. The page saves with If-Match, and on 412 shows the other save beside what
 // this librarian typed, letting them keep either.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import { browserSkipReason, launchChromium, screenshot, signedInPage } from "../support/browser.js";
 import { describe } from "../support/describe.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
-const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const EARTHSEA = { title: "A Wizard of Earthsea", author: "Ursula K. Le Guin", year: 1968 };
 
 describe("two librarians, one book, in Chromium", { skip: browserSkipReason() }, () => {
@@ -77,10 +74,10 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
       year: 1969,
     });
     assert.equal(await secondDialog.getByLabel("Title").inputValue(), "Earthsea I");
-    await second.screenshot({ path: join(SCREENSHOTS, "conflict-desktop.png") });
+    await screenshot(second, "conflict-desktop.png");
     await second.setViewportSize({ width: 390, height: 844 });
     await second.emulateMedia({ colorScheme: "dark" });
-    await second.screenshot({ path: join(SCREENSHOTS, "conflict-phone-dark.png"), fullPage: true });
+    await screenshot(second, "conflict-phone-dark.png", { fullPage: true });
 
     await secondDialog.getByRole("button", { name: "Keep mine" }).click();
     await secondDialog.waitFor({ state: "detached" });

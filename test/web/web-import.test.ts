@@ -6,7 +6,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
@@ -15,12 +14,12 @@ import {
   atFirstSight,
   browserSkipReason,
   launchChromium,
+  screenshot,
   signedInPage,
 } from "../support/browser.js";
 import { describe } from "../support/describe.js";
 import { buildTestApp, call, FORMULA_TITLES, listenLocally, tokenFor } from "../support/helpers.js";
 
-const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
 
 const PHONE = { width: 390, height: 844 };
@@ -117,7 +116,7 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
         assert.ok(box && box.y + box.height <= viewport.height, `${label} without scrolling`);
       }
       assert.equal(await page.evaluate("document.documentElement.scrollWidth"), viewport.width);
-      await page.screenshot({ path: join(SCREENSHOTS, name) });
+      await screenshot(page, name);
       await page.context().close();
     }
   });
@@ -275,7 +274,7 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
       "2 rows cannot be imported as they are",
     ]);
     assert.equal(await importButton.innerText(), "Import 3 books");
-    await page.screenshot({ path: join(SCREENSHOTS, "import-preview.png") });
+    await screenshot(page, "import-preview.png");
     await importButton.click();
     await dialog
       .getByText(
@@ -473,7 +472,7 @@ describe("the librarian's day in Chromium", { skip: browserSkipReason() }, () =>
       await page.getByRole("cell", { name: long, exact: true }).getAttribute("title"),
       long,
     );
-    await page.screenshot({ path: join(SCREENSHOTS, "catalogue-dark.png") });
+    await screenshot(page, "catalogue-dark.png");
     await page.context().close();
   });
 });

@@ -1,20 +1,17 @@
 // No control of the librarian's page has its content cut off: every button, label, input,
 // sort heading and pager part fits its box, on a desktop and a phone, light and dark, with
 // enough books to page, the pager at the bottom in view, and a dialog open; the header's
-// links and buttons each keep to one line. It writes the screenshot of a phone in dark mode
-// to docs/screenshots/.
+// links and buttons each keep to one line. Under SCREENSHOTS=1 it writes the screenshot of a
+// phone in dark mode to docs/screenshots/.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
-import { browserSkipReason, launchChromium, signIn } from "../support/browser.js";
+import { browserSkipReason, launchChromium, screenshot, signIn } from "../support/browser.js";
 import { describe } from "../support/describe.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
-const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const SIZES = {
   desktop: { width: 1280, height: 800 },
   phone: { width: 390, height: 844 },
@@ -120,7 +117,7 @@ describe("nothing cut off, at two sizes and in both colour schemes", {
           await page.locator('table[aria-busy="false"]').waitFor();
           problems.push(...(await overflowing(page)));
           if (name === "phone" && colorScheme === "dark") {
-            await page.screenshot({ path: join(SCREENSHOTS, "catalogue-phone-dark.png") });
+            await screenshot(page, "catalogue-phone-dark.png");
           }
           await page.evaluate("scrollTo(0, document.documentElement.scrollHeight)");
           problems.push(...(await overflowing(page)));

@@ -1,23 +1,25 @@
 // The librarian's page at /, used as a person would, in a real headless Chromium: sign in,
-// add, find, sort, page, edit, delete, refusals, and the session ending. It writes the
-// screenshots the README shows to docs/screenshots/. Each test has a service and catalogue of
-// its own, with the books it needs: any one runs alone, and in any order.
+// add, find, sort, page, edit, delete, refusals, and the session ending. Under SCREENSHOTS=1
+// it writes the screenshots the README shows to docs/screenshots/. Each test has a service
+// and catalogue of its own, with the books it needs: any one runs alone, and in any order.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
-import { atFirstSight, browserSkipReason, launchChromium, signIn } from "../support/browser.js";
+import {
+  atFirstSight,
+  browserSkipReason,
+  launchChromium,
+  screenshot,
+  signIn,
+} from "../support/browser.js";
 import { describe } from "../support/describe.js";
 import { type Answer, buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
-const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
@@ -53,7 +55,6 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 
   before(async () => {
     browser = await launchChromium();
-    mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {
     await browser?.close();
@@ -104,7 +105,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
 
   test("sign in: a wrong password is told, the right one opens the catalogue", async () => {
     const page = await open(await fresh());
-    await page.screenshot({ path: join(SCREENSHOTS, "sign-in-desktop.png") });
+    await screenshot(page, "sign-in-desktop.png");
     await signIn(page, "not the password");
     await page.getByRole("alert").getByText("The username or password is wrong.").waitFor();
     await signIn(page);
@@ -170,7 +171,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     // Titles A to Z without regard to case: "poems" before "Tales", "The Left Hand" after.
     const first = await titles(page);
     assert.equal(first[0], "poems volume 02");
-    await page.screenshot({ path: join(SCREENSHOTS, "catalogue-desktop.png") });
+    await screenshot(page, "catalogue-desktop.png");
 
     await pager(page).getByRole("button", { name: "Next" }).click();
     await pageStatus(page).getByText("Page 2 of 3: books 21 to 40.").waitFor();
@@ -226,7 +227,7 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
     const dialog = page.getByRole("dialog", { name: "Edit book" });
     await dialog.getByLabel("Year").fill("1970");
-    await page.screenshot({ path: join(SCREENSHOTS, "edit-desktop.png") });
+    await screenshot(page, "edit-desktop.png");
     await dialog.getByRole("button", { name: "Save" }).click();
     await dialog.waitFor({ state: "detached" });
     await page.locator("tbody td.col-year").getByText("1970").waitFor();
@@ -335,17 +336,17 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     const running = await fresh();
     await addVolumes(running);
     const page = await open(running, PHONE);
-    await page.screenshot({ path: join(SCREENSHOTS, "sign-in-phone.png") });
+    await screenshot(page, "sign-in-phone.png");
     await signIn(page);
     await pageStatus(page)
       .getByText(/^Page 1/)
       .waitFor();
     const scrollWidth = await page.evaluate<number>("document.documentElement.scrollWidth");
     assert.ok(scrollWidth <= PHONE.width, `no sideways scrolling (${scrollWidth} px)`);
-    await page.screenshot({ path: join(SCREENSHOTS, "catalogue-phone.png") });
+    await screenshot(page, "catalogue-phone.png");
     await page.getByRole("button", { name: /^Edit/ }).first().click();
     await page.getByRole("dialog").waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, "edit-phone.png") });
+    await screenshot(page, "edit-phone.png");
   });
 
   test("too many failed sign-ins are told as such", async () => {
