@@ -7,6 +7,7 @@ import { createRedisLoginLimiter } from "../../src/auth/redis-login-limiter.js";
 import { Messages } from "../../src/http/envelope.js";
 import { describe } from "../support/describe.js";
 import { buildTestApp, call, TEST_PASSWORD, TEST_USERNAME } from "../support/helpers.js";
+import { freePort } from "../support/service.js";
 
 const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";
 
@@ -140,7 +141,8 @@ describe("failed logins shared through Redis", { skip: await redisSkipReason() }
 
   test("Redis unreachable: logins answer 503 Service unavailable, never unlimited", async () => {
     const app = await buildTestApp({
-      limiter: createRedisLoginLimiter("redis://127.0.0.1:1", 2, 60),
+      // A port nothing listens on: the connection is refused.
+      limiter: createRedisLoginLimiter(`redis://127.0.0.1:${await freePort()}`, 2, 60),
     });
     try {
       const answer = await call(app, "POST", "/token", { body: { username: "x", password: "y" } });

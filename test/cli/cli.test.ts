@@ -108,8 +108,9 @@ describe("book-catalogue", () => {
       [["export", "--format", "xml", ...connection], /--format is json or csv/, 2],
       [["export", "--bogus"], /Unknown option '--bogus'/, 2],
       [
-        ["token", "--url", "http://127.0.0.1:1"],
-        /^book-catalogue: cannot reach the service at http:\/\/127\.0\.0\.1:1: .+ \(is it running\? --url\)$/m,
+        // A port nothing listens on: the connection is refused.
+        ["token", "--url", `http://127.0.0.1:${await freePort()}`],
+        /^book-catalogue: cannot reach the service at http:\/\/127\.0\.0\.1:\d+: .+ \(is it running\? --url\)$/m,
         1,
       ],
       [

@@ -47,7 +47,7 @@ test("a login limiter that cannot be reached is counted as such, not as a store 
   // Logins count failures in a Redis that cannot be reached: a real 503.
   const app = await buildTestApp({
     metrics,
-    limiter: createRedisLoginLimiter("redis://127.0.0.1:1", 5, 60),
+    limiter: createRedisLoginLimiter(`redis://127.0.0.1:${await freePort()}`, 5, 60),
   });
   assert.equal(
     (await call(app, "POST", "/token", { body: { username: "a", password: "b" } })).status,

@@ -18,7 +18,13 @@ import {
   storesUnderTest,
 } from "../support/helpers.js";
 import { pgConnect } from "../support/pg.js";
-import { login, request, startExpectingFailure, startService } from "../support/service.js";
+import {
+  freePort,
+  login,
+  request,
+  startExpectingFailure,
+  startService,
+} from "../support/service.js";
 
 const SECRET = "black-box-secret-of-more-than-32-bytes";
 const CREDENTIALS = { username: "librarian", password: "bb-password-7f3a" };
@@ -256,11 +262,17 @@ describe("npm start fails fast, with one clear line and a non-zero exit", () => 
   });
 
   test("PostgreSQL refusing connections: fails at once, naming the host, not the password", async () => {
-    const run = await startFailing({ DB_URL: "postgres://app:hunter2secret@127.0.0.1:1/books" });
+    // A port nothing listens on: the connection is refused.
+    const port = await freePort();
+    const run = await startFailing({
+      DB_URL: `postgres://app:hunter2secret@127.0.0.1:${port}/books`,
+    });
     assert.notEqual(run.code, 0);
-    assert.match(
-      failureLine(run.output),
-      /cannot reach PostgreSQL at postgres:\/\/app@127\.0\.0\.1:1\/books/,
+    assert.ok(
+      failureLine(run.output).includes(
+        `cannot reach PostgreSQL at postgres://app@127.0.0.1:${port}/books`,
+      ),
+      run.output,
     );
     assert.ok(!run.output.includes("hunter2secret"));
   });
