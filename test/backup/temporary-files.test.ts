@@ -15,9 +15,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { partialName } from "../../src/backup/write.js";
 import { createPrivateFile, temporaryName } from "../../src/private-files.js";
+import { describe } from "../support/describe.js";
 import { login, request, type Service, startService } from "../support/service.js";
 import { CLI, cli, until } from "./catalogues.js";
 

@@ -5,8 +5,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { describe } from "../support/describe.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WANTED: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines.node;

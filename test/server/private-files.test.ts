@@ -16,8 +16,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { CLI, until } from "../backup/catalogues.js";
+import { describe } from "../support/describe.js";
 import { addLocalUser, type LocalUser, localUserSkip } from "../support/local-user.js";
 import {
   login,

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
@@ -18,6 +18,7 @@ import {
   storeAddress,
   writeBackupFile,
 } from "../backup/catalogues.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, call, tokenFor } from "../support/helpers.js";
 import { pgConnect } from "../support/pg.js";
 

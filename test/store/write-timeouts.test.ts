@@ -2,11 +2,12 @@
 // applied later: PostgreSQL itself ends the statement, and no backend is left waiting, directly
 // and through a pgbouncer in transaction mode.
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import type { Book } from "../../src/rules/book.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
+import { describe } from "../support/describe.js";
 import {
   buildTestApp,
   call,
