@@ -76,19 +76,10 @@ test("every link of the README and docs/ leads to a file that exists; every page
 
 test("every repository path the README and docs/ name in backticks exists", () => {
   const pages = ["README.md", ...filesUnder("docs").filter((path) => path.endsWith(".md"))];
-  // What a command writes and the repository does not keep (.gitignore names it from the
-  // root) exists only once that command has run here: it need not.
-  const unkept = new Set(
-    read(".gitignore")
-      .split("\n")
-      .filter((line) => line.startsWith("/"))
-      .map((line) => line.slice(1)),
-  );
   for (const page of pages) {
     for (const [, path] of read(page).matchAll(
       /`((?:src|test|web|bench|client|scripts|docs|deploy)\/[^`\s*]+)`/g,
     )) {
-      if (unkept.has(path as string)) continue;
       assert.ok(
         existsSync(join(ROOT, path as string)),
         `${page} names ${path}, which does not exist`,
