@@ -3,6 +3,7 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
+import { setReason } from "../http/reasons.js";
 import type { BookPage, BookStore } from "../store/store.js";
 import {
   type ListingQuery,
@@ -32,7 +33,10 @@ export function listBooks(store: BookStore) {
   return async (request: ListRequest, reply: FastifyReply) => {
     const parameters = request.query;
     const listing = readListingQuery(parameters);
-    if (listing === undefined) return respond(reply, 400, Messages.invalidInput);
+    if ("reason" in listing) {
+      setReason(reply, listing.reason);
+      return respond(reply, 400, Messages.invalidInput);
+    }
     reply.type("application/json; charset=utf-8");
     // A search's reads until the answer begins (count, pages, the look for a next page) share
     // one time limit: the store's, from now.

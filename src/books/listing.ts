@@ -97,18 +97,31 @@ export function readIntegerParameters(query: Record<string, unknown>): void {
   }
 }
 
+/** Why a query string that passed the schema names no listing: the parameter and its rule. */
+export interface ListingRefusal {
+  reason: string;
+}
+
 /**
- * The listing a valid query string names: its cursor, order and filters; undefined when the
+ * The listing a valid query string names: its cursor, order and filters; a refusal when the
  * cursor does not fit the order (a sort by a field continues from `after` with its
  * `after_key`, and only then takes one).
  */
-export function readListingQuery(parameters: ListParameters): ListingQuery | undefined {
+export function readListingQuery(parameters: ListParameters): ListingQuery | ListingRefusal {
   const after = parameters.after ?? 0;
   const sort = (parameters.sort?.replace(/^-/, "") ?? "id") as SortField;
   const key = parameters.after_key;
-  if ((sort !== "id" && after !== 0) !== (key !== undefined)) return undefined;
+  const keyed = sort !== "id" && after !== 0;
+  if (keyed && key === undefined) {
+    return { reason: "after_key: required with after above 0 and a sort by a field" };
+  }
+  if (!keyed && key !== undefined) {
+    return { reason: "after_key: only with after above 0 and a sort by a field" };
+  }
   // A q with no letter or digit has no word to look for: refused, as an empty q is.
-  if (parameters.q !== undefined && searchTerms(parameters.q).length === 0) return undefined;
+  if (parameters.q !== undefined && searchTerms(parameters.q).length === 0) {
+    return { reason: "q: at least one letter or digit" };
+  }
   const query: ListingQuery = {
     after,
     sort,
@@ -117,7 +130,7 @@ export function readListingQuery(parameters: ListParameters): ListingQuery | und
   if (key !== undefined) {
     if (sort !== "year") query.afterKey = key;
     else if (YEAR.test(key)) query.afterKey = Number(key);
-    else return undefined;
+    else return { reason: `after_key: a year, a whole number from ${YEAR_MIN} to ${YEAR_MAX}` };
   }
   return { ...query, ...matchFilters(parameters) };
 }

@@ -9,6 +9,7 @@ import type {
 import { requireToken } from "../auth/require-token.js";
 import type { TokenService } from "../auth/tokens.js";
 import { Messages, respond } from "../http/envelope.js";
+import { refuseInvalid } from "../http/errors.js";
 import type { BookChanges, NewBook } from "../rules/book.js";
 import type { BookStore } from "../store/store.js";
 import { entityTag, ifMatchVersions, notModified } from "./conditions.js";
@@ -102,7 +103,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       if (request.validationError) {
         const exists = (await store.get(id)) !== undefined;
         if (!exists) return respond(reply, 404, Messages.bookNotFound);
-        return respond(reply, 400, Messages.invalidInput);
+        return refuseInvalid(request, reply, request.validationError, Messages.invalidInput);
       }
       // A valid body goes straight to the update, which finds no book when there is none: the
       // same answers as looking first, with one store round trip instead of two.

@@ -71,7 +71,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     serverFactory: boundedServer(config),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // A wrong type is a 400, never silently coerced ("1999" is not a year, null is not "").
-    ajv: { customOptions: { coerceTypes: false } },
+    // verbose: a refusal's reason names the whole rule its field broke (reasons.ts); it adds
+    // work only where validation fails.
+    ajv: { customOptions: { coerceTypes: false, verbose: true } },
     frameworkErrors: (_error, _request, reply) => respond(reply, 400, Messages.badRequest),
   }) as unknown as App;
 

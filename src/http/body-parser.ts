@@ -3,10 +3,21 @@ import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 
 /**
- * A body that is not JSON, not UTF-8, or carries `__proto__`: it fails every body schema, so
- * it is a 400.
+ * Bodies that are not JSON, not UTF-8, or carry `__proto__`: each fails every body schema, so
+ * it is a 400, and its description is the reason given with it (reasons.ts).
  */
-const UNPARSABLE_BODY = Symbol("unparsable body");
+const UNPARSABLE = {
+  empty: Symbol("body: empty; send a JSON object"),
+  notUtf8: Symbol("body: not UTF-8"),
+  notJson: Symbol("body: not valid JSON"),
+  prototype: Symbol("body: __proto__ and constructor.prototype keys are refused"),
+} as const;
+const PROBLEMS: ReadonlySet<unknown> = new Set(Object.values(UNPARSABLE));
+
+/** Why the body could not be read as JSON, or undefined when it was. */
+export function bodyProblem(body: unknown): string | undefined {
+  return PROBLEMS.has(body) ? (body as symbol).description : undefined;
+}
 
 /**
  * The body is JSON whatever its Content-Type, so `curl -d` without -H works. Its bytes must be
@@ -16,15 +27,22 @@ export function parseEveryBodyAsJson(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => {
     const bytes = body as Buffer;
+    if (bytes.length === 0) {
+      done(null, UNPARSABLE.empty);
+      return;
+    }
     if (!isUtf8(bytes)) {
-      done(null, UNPARSABLE_BODY);
+      done(null, UNPARSABLE.notUtf8);
       return;
     }
     try {
       const text = bytes.toString("utf8");
       done(null, secureJson.parse(text, { protoAction: "error", constructorAction: "error" }));
-    } catch {
-      done(null, UNPARSABLE_BODY);
+    } catch (error) {
+      // secure-json-parse refuses a forbidden key with this SyntaxError; JSON.parse's own
+      // SyntaxErrors say where the text stopped being JSON.
+      const forbidden = /forbidden prototype property/.test((error as Error).message);
+      done(null, forbidden ? UNPARSABLE.prototype : UNPARSABLE.notJson);
     }
   });
 }

@@ -3,7 +3,13 @@
 // Node's own parser refused. A 5xx never shows server-side detail.
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchemaValidationError,
+} from "fastify";
 import { LimiterUnavailableError } from "../auth/login-limiter.js";
 import {
   BookChangedError,
@@ -13,6 +19,7 @@ import {
 } from "../store/store.js";
 import { Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
+import { setReason, validationReason } from "./reasons.js";
 import { watchStoreFull } from "./store-full.js";
 
 declare module "fastify" {
@@ -55,7 +62,7 @@ function handleError(
   metrics: Metrics | undefined,
 ) {
   const invalidBody = request.routeOptions.config.invalidBodyMessage;
-  if (error.validation) return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  if (error.validation) return refuseInvalid(request, reply, error, invalidBody);
   if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
     return respond(reply, 413, Messages.payloadTooLarge);
   }
@@ -73,10 +80,27 @@ function handleError(
     return respond(reply, 503, Messages.serviceUnavailable);
   }
   const status = error.statusCode ?? 500;
-  if (status >= 400 && status < 500) return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  if (status >= 400 && status < 500) {
+    setReason(reply, "body: could not be read");
+    return respond(reply, 400, invalidBody ?? Messages.badRequest);
+  }
   request.log.error({ reqId: request.id, err: error }, "unexpected failure");
   metrics?.storeError("error");
   return respond(reply, 500, Messages.internalError);
+}
+
+/**
+ * 400 for a request its route's schemas refuse, with the reason in its header. PUT /book/{id}
+ * judges its body in the handler (the book is looked up first), and answers with this too.
+ */
+export function refuseInvalid(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: { validation?: FastifySchemaValidationError[]; validationContext?: string },
+  message: string = Messages.badRequest,
+): FastifyReply {
+  setReason(reply, validationReason(request, error.validation ?? [], error.validationContext));
+  return respond(reply, 400, message);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { bookChangesSchema, bookSchema, newBookSchema } from "../books/schemas.js";
 import { Messages } from "./envelope.js";
+import { REASON_HEADER } from "./reasons.js";
 
 /**
  * The named schemas of the API description. Routes refer to them as `{ $ref: "Book#" }`, so
@@ -124,6 +125,15 @@ export const ROUTED_ANSWER_HEADERS: Headers = {
   ...NOSNIFF_HEADER,
 };
 
+/** On a 400 `Invalid input` or `Invalid request payload`: why, while the envelope stays bare. */
+const REASON_HEADERS: Headers = {
+  [REASON_HEADER]: {
+    type: "string",
+    description:
+      "Why the request was refused: the field or parameter, a colon, the rule it broke (`title: at most 500 characters`, `limit: a whole number from 1 to 1000`, `body: not valid JSON`). Printable ASCII, at most 200 characters, never the value sent. Meant for people: the wording may change.",
+  },
+};
+
 const RETRY_AFTER_HEADER: Headers = {
   "retry-after": {
     type: "integer",
@@ -157,15 +167,17 @@ export function failures(byStatus: Record<number, string[]>) {
   };
   return Object.fromEntries(
     Object.entries(all).map(([status, messages]) => {
-      const headers =
-        status === "429" || status === "503"
-          ? { ...ROUTED_ANSWER_HEADERS, ...RETRY_AFTER_HEADER }
-          : status === "408" || status === "431"
-            ? NOSNIFF_HEADER
-            : ROUTED_ANSWER_HEADERS;
-      return [status, answerSchema("EmptyEnvelope", messages, headers)];
+      return [status, answerSchema("EmptyEnvelope", messages, failureHeaders(status))];
     }),
   );
+}
+
+function failureHeaders(status: string): Headers {
+  if (status === "429" || status === "503")
+    return { ...ROUTED_ANSWER_HEADERS, ...RETRY_AFTER_HEADER };
+  if (status === "400") return { ...ROUTED_ANSWER_HEADERS, ...REASON_HEADERS };
+  if (status === "408" || status === "431") return NOSNIFF_HEADER;
+  return ROUTED_ANSWER_HEADERS;
 }
 
 const headerObjects = (headers: Headers) =>
