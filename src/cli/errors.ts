@@ -13,7 +13,7 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
       : error instanceof CatalogueError
         ? error.status === 0
           ? `${error.message} (is it running? --url)`
-          : `the service answered ${error.status}: ${error.message}`
+          : `the service answered ${error.status}: ${error.message}${error.reason ? ` (${error.reason})` : ""}`
         : (error as Error).message;
   const unusable =
     error instanceof UsageError ||

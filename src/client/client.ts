@@ -77,13 +77,20 @@ export interface BookListPage {
  * is 0 when no answer came (the service cannot be reached); `cause` then says why.
  */
 export class CatalogueError extends Error {
+  /**
+   * Why a 400 refused the request, from the service's `Problem-Reason` header: the field or
+   * parameter and its rule (`title: at most 500 characters`). Words for people, not for code.
+   */
+  readonly reason: string | undefined;
+
   constructor(
     readonly status: number,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: string | undefined },
   ) {
     super(message, options);
     this.name = "CatalogueError";
+    this.reason = options?.reason;
   }
 }
 
@@ -201,8 +208,21 @@ async function sendRequest<T>(
   } catch {
     throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
   }
-  if (!response.ok) throw new CatalogueError(response.status, envelope.message);
+  if (!response.ok) {
+    const reason = response.headers.get("problem-reason") ?? undefined;
+    throw new CatalogueError(response.status, envelope.message, { reason: readable(reason) });
+  }
   return { data: envelope.data, headers: response.headers };
+}
+
+/** A reason as sent (printable ASCII, the rest percent-encoded), decoded for people. */
+function readable(reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  try {
+    return decodeURIComponent(reason);
+  } catch {
+    return reason;
+  }
 }
 
 const ifMatchHeader = (etag: string | undefined): HeaderFields =>

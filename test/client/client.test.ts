@@ -86,12 +86,17 @@ describe("createClient", () => {
     await client.deleteBook(id, { ifMatch: first.etag });
   });
 
-  test("refusals carry the status and message", async () => {
+  test("refusals carry the status and message, and a 400 its reason", async () => {
     const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
     await assert.rejects(
-      client.createBook({ title: "", author: "A", year: 1 }),
-      new CatalogueError(400, Messages.invalidInput),
+      client.createBook({ title: "x".repeat(501), author: "A", year: 1 }),
+      new CatalogueError(400, Messages.invalidInput, { reason: "title: at most 500 characters" }),
     );
+    await assert.rejects(client.listPage({ limit: 5000 }), {
+      status: 400,
+      message: Messages.invalidInput,
+      reason: "limit: a whole number from 1 to 1000",
+    });
     const wrong = createClient({ baseUrl: service.url, username: "librarian", password: "nope" });
     await assert.rejects(wrong.token(), new CatalogueError(401, Messages.invalidCredentials));
   });
