@@ -2,7 +2,7 @@ import type { Book, BookCatalogueClient, BookChanges } from "book-catalogue";
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Modal } from "./modal.js";
-import { describeFailure, endsSession } from "./session.js";
+import { describeFailure, endsSession, refusedField } from "./session.js";
 import { isChanged, useBookVersion } from "./use-book-version.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
 
@@ -27,6 +27,20 @@ const FIELDS: { field: Field; label: string; hint?: string }[] = [
   { field: "author", label: "Author" },
   { field: "year", label: "Year", hint: "A negative year is BC." },
 ];
+
+const FIELD_NAMES = FIELDS.map(({ field }) => field);
+
+/**
+ * A 400 whose reason names a field of the form: shown beside that field, as the page's own
+ * problems are (the service's rules may be stricter than this page's). False for any other.
+ */
+function showFieldRefusal(error: unknown, show: (problems: Problems) => void): boolean {
+  const named = refusedField(error, FIELD_NAMES);
+  if (named === undefined) return false;
+  show({ [named.field]: `The service refused it: ${named.rule}.` });
+  document.getElementById(`book-${named.field}`)?.focus();
+  return true;
+}
 
 const draftOf = (book: Book | undefined): Draft => ({
   title: book?.title ?? "",
@@ -97,7 +111,9 @@ export function BookDialog(
         // The stored version becomes the one a second Save goes onto: "Keep mine".
         const current = await version.reload();
         setTheirs(current?.book);
-      } else setRefused(refusal(error, props.onFailure));
+      } else if (!showFieldRefusal(error, setProblems)) {
+        setRefused(refusal(error, props.onFailure));
+      }
       setBusy(false);
     }
   }

@@ -65,6 +65,22 @@ export function describeFailure(error: unknown, signingIn = false): string {
     case 503:
       return "The catalogue is unavailable right now. Try again in a moment.";
     default:
-      return `The service refused: ${error.message}.`;
+      return error.reason
+        ? `The service refused: ${error.message} (${error.reason}).`
+        : `The service refused: ${error.message}.`;
   }
+}
+
+/**
+ * The field a 400 names in its reason (`title: at most 500 characters`) and its rule, when it
+ * is one of `fields`: the page shows the rule beside that field.
+ */
+export function refusedField<F extends string>(
+  error: unknown,
+  fields: readonly F[],
+): { field: F; rule: string } | undefined {
+  if (!(error instanceof CatalogueError) || error.status !== 400 || !error.reason) return undefined;
+  const [, name, rule] = /^([^:]+): (.+)$/.exec(error.reason) ?? [];
+  const field = fields.find((f) => f === name);
+  return field === undefined || rule === undefined ? undefined : { field, rule };
 }
