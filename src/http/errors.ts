@@ -19,7 +19,7 @@ import {
 } from "../store/store.js";
 import { Messages, respond } from "./envelope.js";
 import type { Metrics } from "./metrics.js";
-import { setReason, validationReason } from "./reasons.js";
+import { REASON_HEADER, setReason, validationReason } from "./reasons.js";
 import { watchStoreFull } from "./store-full.js";
 
 declare module "fastify" {
@@ -179,6 +179,14 @@ function trackRouteMethods(app: FastifyInstance): (url: string) => string[] {
 
 const CLIENT_ERROR_GRACE_MS = 1000;
 
+/**
+ * Why Node's parser refused a request, for the refusals a client can mend (reasons.ts): the
+ * parser takes only printable ASCII in a URL, so raw UTF-8 (`?q=é` sent unencoded) ends here.
+ */
+const PARSER_REASONS: Record<string, string> = {
+  HPE_INVALID_URL: "URL: characters outside printable ASCII must be percent-encoded",
+};
+
 /** Requests Node's HTTP parser refused: answered in the envelope, then the connection closes. */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable) {
@@ -192,9 +200,11 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
         ? [408, Messages.requestTimeout]
         : [400, Messages.badRequest];
   const body = JSON.stringify({ status, message, data: null });
+  const reason = PARSER_REASONS[error.code ?? ""];
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +
+      (reason === undefined ? "" : `${REASON_HEADER}: ${reason}\r\n`) +
       `Connection: close\r\n\r\n${body}`,
   );
   // end() only half-closes: a client that never reads nor closes its side would hold the

@@ -130,7 +130,7 @@ const REASON_HEADERS: Headers = {
   [REASON_HEADER]: {
     type: "string",
     description:
-      "Why the request was refused: the field or parameter, a colon, the rule it broke (`title: at most 500 characters`, `limit: a whole number from 1 to 1000`, `body: not valid JSON`). Printable ASCII, at most 200 characters, never the value sent. Meant for people: the wording may change.",
+      "Why the request was refused: the field or parameter, a colon, the rule it broke (`title: at most 500 characters`, `limit: a whole number from 1 to 1000`, `body: not valid JSON`; on a `Bad request` for raw non-ASCII bytes in the URL, `URL: characters outside printable ASCII must be percent-encoded`). Printable ASCII, at most 200 characters, never the value sent. Meant for people: the wording may change.",
   },
 };
 

@@ -256,6 +256,18 @@ describe("requests that break HTTP, over a real socket", () => {
     assert.equal(envelopeOf(text).message, Messages.badRequest);
   });
 
+  test("a URL with raw non-ASCII bytes: 400 Bad request, and Problem-Reason says to encode them", async () => {
+    for (const target of ["/books?q=Garc\u00eda", "/book/\u0661", "/b\u00fccher"]) {
+      const { text } = await raw(port, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      assert.match(text, /^HTTP\/1\.1 400 /);
+      assert.deepEqual(envelopeOf(text), { status: 400, message: Messages.badRequest, data: null });
+      assert.match(
+        text,
+        /\r\nproblem-reason: URL: characters outside printable ASCII must be percent-encoded\r\n/i,
+      );
+    }
+  });
+
   test("clients that never finish headers or body are cut off; others stay fast", async () => {
     const slowHeaders = raw(port, "GET /health HTTP/1.1\r\nHost: x\r\n", { keepOpenMs: 0 });
     const slowBody = raw(
