@@ -9,7 +9,7 @@ import type {
   HookHandlerDoneFunction,
 } from "fastify";
 import { Messages, respond } from "./envelope.js";
-import { registerSchemas, UNROUTED_RESPONSES } from "./openapi.js";
+import { completeDocument, registerSchemas, UNROUTED_RESPONSES } from "./openapi.js";
 
 const { version } = JSON.parse(
   readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
@@ -110,6 +110,12 @@ export async function registerDocs(
         { name: "operations", description: "Liveness and readiness" },
       ],
     },
+    // HEAD is served wherever GET is: described too (completeDocument words it).
+    exposeHeadRoutes: true,
+    transformObject: (document) =>
+      "openapiObject" in document
+        ? completeDocument(document.openapiObject)
+        : document.swaggerObject,
     // Shared schemas keep their names in components.schemas: Book, not def-0.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>

@@ -206,3 +206,54 @@ export const UNROUTED_RESPONSES = {
     { allow: { type: "string", description: "The methods this path takes" } },
   ),
 };
+
+/** Headers sent on every answer that lists them: a generated client types them as present. */
+const ALWAYS_SENT = new Set(["x-request-id", "cache-control", "x-content-type-options", "etag"]);
+
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, { description?: string; required?: boolean; schema: object }>;
+  content?: object;
+}
+interface OperationObject {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  responses: Record<string, ResponseObject>;
+}
+interface DocumentObject {
+  paths?: Record<string, Record<string, OperationObject>>;
+  components?: { responses?: Record<string, ResponseObject> };
+}
+
+/**
+ * What the generator cannot say from the route schemas: the headers always sent are
+ * `required`, and each HEAD (served wherever GET is) is described as its GET without a body.
+ */
+export function completeDocument<T>(document: T): T {
+  const { paths = {}, components } = document as DocumentObject;
+  for (const operations of Object.values(paths)) {
+    const { get, head } = operations;
+    if (get && head) describeHead(head, get);
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses)) markAlwaysSent(response);
+    }
+  }
+  for (const response of Object.values(components?.responses ?? {})) markAlwaysSent(response);
+  return document;
+}
+
+function markAlwaysSent(response: ResponseObject): void {
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    if (ALWAYS_SENT.has(name)) header.required = true;
+  }
+}
+
+/** A HEAD: the GET's statuses and headers, no body; `getBook` becomes `getBookHead`. */
+function describeHead(head: OperationObject, get: OperationObject): void {
+  if (get.operationId !== undefined) head.operationId = `${get.operationId}Head`;
+  head.summary = `${get.summary ?? "The same as GET"}: headers only`;
+  head.description =
+    `As \`GET\` with the same parameters: the same status and headers, and no body. ${get.description ?? ""}`.trim();
+  for (const response of Object.values(head.responses)) delete response.content;
+}

@@ -8,7 +8,7 @@ import { type Answer, buildTestApp, type CallOptions, call, tokenFor } from "../
 
 interface Response {
   description: string;
-  headers?: Record<string, { schema: { type: string } }>;
+  headers?: Record<string, { schema: { type: string }; required?: boolean }>;
   content?: { "application/json": { schema: object } };
 }
 interface Operation {
@@ -68,7 +68,7 @@ describe("GET /openapi.json", () => {
       const path = segments.join("");
       if (path.startsWith("/docs") || path === "/openapi.json") continue;
       for (const method of (match[3] as string).split(", ")) {
-        if (method !== "HEAD") served.add(`${method} ${path.replace(/:(\w+)/g, "{$1}")}`);
+        served.add(`${method} ${path.replace(/:(\w+)/g, "{$1}")}`);
       }
     }
     const documented = new Set(
@@ -102,10 +102,47 @@ describe("GET /openapi.json", () => {
       "GET /books listBooks",
       "GET /health getHealth",
       "GET /ready getReadiness",
+      "HEAD /book/{id} getBookHead",
+      "HEAD /books listBooksHead",
+      "HEAD /health getHealthHead",
+      "HEAD /ready getReadinessHead",
       "POST /book createBook",
       "POST /token createToken",
       "PUT /book/{id} updateBook",
     ]);
+  });
+
+  test("HEAD is described as its GET, same statuses and headers, no body", () => {
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      const { get, head } = operations;
+      if (get === undefined) continue;
+      assert.ok(head, `HEAD ${path} is described`);
+      assert.deepEqual(Object.keys(head.responses), Object.keys(get.responses), path);
+      for (const [status, response] of Object.entries(head.responses)) {
+        assert.equal(response.content, undefined, `HEAD ${path} ${status} has no body`);
+        assert.deepEqual(response.headers, get.responses[status]?.headers, `${path} ${status}`);
+      }
+    }
+  });
+
+  test("headers always sent are required: X-Request-Id, Cache-Control, nosniff, a book's ETag", () => {
+    const answers = [
+      ...Object.values(doc.paths).flatMap((operations) =>
+        Object.values(operations).flatMap((operation) => Object.values(operation.responses)),
+      ),
+      ...Object.values(doc.components.responses),
+    ];
+    let etags = 0;
+    for (const response of answers) {
+      for (const [name, header] of Object.entries(response.headers ?? {})) {
+        const always = ["x-request-id", "cache-control", "x-content-type-options", "etag"];
+        assert.equal(header.required, always.includes(name) || undefined, `${name}`);
+        if (name === "etag") etags += 1;
+      }
+      assert.equal(response.headers?.["x-content-type-options"]?.required, true);
+    }
+    // GET /book/{id} 200 and 304, and its HEAD's; POST /book 201; PUT /book/{id} 200.
+    assert.equal(etags, 6);
   });
 
   test("books and envelopes are named schemas, referred to rather than repeated", () => {
@@ -179,6 +216,10 @@ describe("GET /openapi.json", () => {
       for (const header of Object.keys(answer.headers)) {
         if (TRANSPORT_HEADERS.includes(header)) continue;
         assert.ok(response.headers?.[header], `${method} ${documented} ${status} lists ${header}`);
+      }
+      for (const [name, header] of Object.entries(response.headers ?? {})) {
+        if (!header.required) continue;
+        assert.ok(answer.headers[name], `${method} ${path} ${status} sends the required ${name}`);
       }
       return answer;
     };
