@@ -13,13 +13,18 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
       : error instanceof CatalogueError
         ? error.status === 0
           ? `${error.message} (is it running? --url)`
-          : `the service answered ${error.status}: ${error.message}${error.reason ? ` (${error.reason})` : ""}`
+          : `the service answered ${error.status}: ${refusalText(error)}`
         : (error as Error).message;
   const unusable =
     error instanceof UsageError ||
     error instanceof FileError ||
     String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
   return { message, exitCode: unusable ? 2 : 1 };
+}
+
+/** A refusal of the service as a person reads it: its message, then its reason when it gave one. */
+export function refusalText(error: CatalogueError): string {
+  return error.reason ? `${error.message} (${error.reason})` : error.message;
 }
 
 /** A file-system error met while writing `file`, as "cannot write FILE: …"; others as they are. */

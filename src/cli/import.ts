@@ -13,7 +13,7 @@ import {
   sameBookKey,
 } from "../rules/import-rows.js";
 import { connection, connectionOptions } from "./connection.js";
-import { FileError, UsageError } from "./errors.js";
+import { FileError, refusalText, UsageError } from "./errors.js";
 import { stopOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
 
@@ -120,7 +120,7 @@ export async function importFile(args: string[]) {
             line: row.line,
             text: describeRefusal(
               { line: row.line, title: row.book.title },
-              `the service refused it: ${error.message}`,
+              `the service refused it: ${refusalText(error)}`,
             ),
           });
         }
