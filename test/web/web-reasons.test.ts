@@ -6,7 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium, signedInPage } from "../support/browser.js";
+import { browserSkipReason, launchChromium, signedInPage, signIn } from "../support/browser.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
 // Where the test leaves its screenshots: outside the tree, for a person to look at.
@@ -84,5 +84,25 @@ describe("the service's reason beside the field, in Chromium", {
       if (SHOTS) await page.screenshot({ path: `${SHOTS}/reason-phone-${colorScheme}.png` });
       await page.context().close();
     }
+  });
+
+  test("a refused listing names its reason in the notice above the table", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    // Every listing the page asks for is asked with a page size the service refuses.
+    await page.route("**/books?*", (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set("limit", "5000");
+      return route.continue({ url: url.href });
+    });
+    await page.goto(base);
+    await signIn(page);
+    const notice = page.getByRole("alert");
+    await notice.getByText("The service refused", { exact: false }).waitFor();
+    assert.match(
+      await notice.innerText(),
+      /The service refused: Invalid input \(limit: a whole number from 1 to 1000\)\./,
+    );
+    await context.close();
   });
 });
