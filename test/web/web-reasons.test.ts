@@ -9,8 +9,6 @@ import type { Book } from "../../src/rules/book.js";
 import { browserSkipReason, launchChromium, signedInPage, signIn } from "../support/browser.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
 
-// Where the test leaves its screenshots: outside the tree, for a person to look at.
-const SHOTS = process.env.REASON_SCREENSHOTS;
 
 describe("the service's reason beside the field, in Chromium", {
   skip: browserSkipReason(),
@@ -60,11 +58,6 @@ describe("the service's reason beside the field, in Chromium", {
     assert.equal(await dialog.getByRole("alert").count(), 0);
     const listed = await call<Book[]>(app, "GET", "/books", { token });
     assert.deepEqual(listed.body.data, []);
-    if (SHOTS) {
-      await page.screenshot({ path: `${SHOTS}/reason-desktop-light.png` });
-      await page.emulateMedia({ colorScheme: "dark" });
-      await page.screenshot({ path: `${SHOTS}/reason-desktop-dark.png` });
-    }
     await page.context().close();
   });
 
@@ -81,7 +74,6 @@ describe("the service's reason beside the field, in Chromium", {
       assert.ok(
         field && reason && reason.y >= field.y + field.height && reason.x + reason.width <= 390,
       );
-      if (SHOTS) await page.screenshot({ path: `${SHOTS}/reason-phone-${colorScheme}.png` });
       await page.context().close();
     }
   });
