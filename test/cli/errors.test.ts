@@ -1,9 +1,10 @@
 // The one line a failed command prints.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import { describeFailure } from "../../src/cli/errors.js";
 import { createClient } from "../../src/client/client.js";
 import type { App } from "../../src/http/app.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, listenLocally, TEST_PASSWORD, TEST_USERNAME } from "../support/helpers.js";
 
 describe("describeFailure", () => {

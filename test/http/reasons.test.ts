@@ -2,9 +2,10 @@
 // Problem-Reason header names the field or parameter and the rule it broke.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, type CallOptions, call, tokenFor } from "../support/helpers.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };

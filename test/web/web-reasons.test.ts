@@ -1,14 +1,14 @@
 // A refusal the page did not foresee: the service's reason (its Problem-Reason header) is shown
 // beside the field it names, as the page's own rules are.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
 import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
 import { browserSkipReason, launchChromium, signedInPage, signIn } from "../support/browser.js";
+import { describe } from "../support/describe.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
-
 
 describe("the service's reason beside the field, in Chromium", {
   skip: browserSkipReason(),
