@@ -28,9 +28,14 @@ function updateOf(changes: BookChanges): { fields: string; values: SQLInputValue
   return { fields: sets.join(", "), values };
 }
 
-/** The statements of single books; the writes run inside a group's transaction. */
-export function bookStatements(db: DatabaseSync) {
-  const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
+/**
+ * The create of bookStatements, indexing with `indexStmt`. A create given an id past the
+ * largest is undone (the row and AUTOINCREMENT's counter, before its words are indexed) and
+ * answers the error rather than throwing it, so the other writes of its group stand. The check
+ * costs a comparison: a trigger doing it would make every insert open a statement journal,
+ * several times its cost.
+ */
+function creating(db: DatabaseSync, indexStmt: StatementSync) {
   const insertStmt = writeStatement(
     db,
     "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?)",
@@ -40,12 +45,32 @@ export function bookStatements(db: DatabaseSync) {
     db,
     "UPDATE sqlite_sequence SET seq = last_insert_rowid() - 1 WHERE name = 'books'",
   );
+  return (book: NewBook): Book | BookIdsExhaustedError => {
+    const { title, author, year } = book;
+    const id = Number(
+      insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
+    );
+    if (id > MAX_BOOK_ID) {
+      // By last_insert_rowid(): past 2^53 the number read back may be another id.
+      undoInsertStmt.run();
+      unsequenceStmt.run();
+      return new BookIdsExhaustedError();
+    }
+    indexStmt.run(id, indexedWords(book));
+    return { id, ...book };
+  };
+}
+
+/** The statements of single books; the writes run inside a group's transaction. */
+export function bookStatements(db: DatabaseSync) {
+  const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
   const updateStatements = new Map<string, StatementSync>();
   const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
   const changeCountStmt = db.prepare("SELECT n FROM books_change_count");
   const indexStmt = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
   const unindexStmt = writeStatement(db, "DELETE FROM books_search WHERE rowid = ?");
+  const create = creating(db, indexStmt);
   // node:sqlite rows have no prototype; callers get a plain Book.
   const get = (id: number): Book | undefined => {
     const row = getStmt.get(id);
@@ -59,26 +84,7 @@ export function bookStatements(db: DatabaseSync) {
   };
   return {
     get,
-    /**
-     * A create given an id past the largest is undone (the row and AUTOINCREMENT's counter,
-     * before its words are indexed) and answers the error rather than throwing it, so the
-     * other writes of its group stand. The check costs a comparison: a trigger doing it would
-     * make every insert open a statement journal, several times its cost.
-     */
-    create(book: NewBook): Book | BookIdsExhaustedError {
-      const { title, author, year } = book;
-      const id = Number(
-        insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
-      );
-      if (id > MAX_BOOK_ID) {
-        // By last_insert_rowid(): past 2^53 the number read back may be another id.
-        undoInsertStmt.run();
-        unsequenceStmt.run();
-        return new BookIdsExhaustedError();
-      }
-      indexStmt.run(id, indexedWords(book));
-      return { id, ...book };
-    },
+    create,
     /**
      * A conditional write that finds another version answers the error rather than throwing
      * it: the other writes of its group stand.
