@@ -99,32 +99,7 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
         lockTimeoutMs: bounds?.lockTimeoutMs ?? bounds?.timeoutMs ?? defaultMs,
       });
 
-  /**
-   * `work` on one connection, which is dropped, never reused, when its state is unknown: it
-   * failed, a cancel was sent on it, or a named statement may or may not exist on it.
-   */
-  async function withClient<T>(
-    work: (client: pg.PoolClient, drop: () => void) => Promise<T>,
-  ): Promise<T> {
-    const client = await pool.connect().catch((error: unknown) => {
-      refind();
-      throw new StoreUnavailableError({ cause: error });
-    });
-    let lost: unknown;
-    try {
-      return await work(client, () => {
-        lost ??= new Error("the connection's state is unknown");
-      });
-    } catch (error) {
-      if (connectionLost(error)) lost = error;
-      // A lost connection, or a server that no longer takes writes: the primary may have moved.
-      if (lost !== undefined || isReadOnly(error)) refind();
-      throw error;
-    } finally {
-      client.release(lost === undefined ? undefined : (lost as Error));
-      if (lost !== undefined) client.connection.stream.destroy();
-    }
-  }
+  const withClient = <T>(work: OnConnection<T>) => onConnection(pool, refind, work);
 
   return {
     query: (query, bounds) => withClient((client, drop) => runner(client, drop)(query, bounds)),
@@ -150,6 +125,38 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
 }
 
 const ignore = () => {};
+
+type OnConnection<T> = (client: pg.PoolClient, drop: () => void) => Promise<T>;
+
+/**
+ * `work` on one connection of `pool`, which is dropped, never reused, when its state is
+ * unknown: it failed, a cancel was sent on it, or a named statement may or may not exist on
+ * it. `refind` is told when the primary may have moved.
+ */
+async function onConnection<T>(
+  pool: pg.Pool,
+  refind: () => void,
+  work: OnConnection<T>,
+): Promise<T> {
+  const client = await pool.connect().catch((error: unknown) => {
+    refind();
+    throw new StoreUnavailableError({ cause: error });
+  });
+  let lost: unknown;
+  try {
+    return await work(client, () => {
+      lost ??= new Error("the connection's state is unknown");
+    });
+  } catch (error) {
+    if (connectionLost(error)) lost = error;
+    // A lost connection, or a server that no longer takes writes: the primary may have moved.
+    if (lost !== undefined || isReadOnly(error)) refind();
+    throw error;
+  } finally {
+    client.release(lost === undefined ? undefined : (lost as Error));
+    if (lost !== undefined) client.connection.stream.destroy();
+  }
+}
 
 type Run = <R = Record<string, unknown>>(query: Sql | string, bounds?: Bounds) => Promise<R[]>;
 

@@ -8,7 +8,8 @@ import { currentWalk, useAddress, type Walk } from "./use-address.js";
 
 export type WalkState = ReturnType<typeof useWalk>;
 
-export function useWalk() {
+/** The walk's state, first as the address has it. */
+function useWalkState() {
   const [start] = useState(currentWalk);
   const [search, setSearch] = useState(start.trail.at(-1)?.q ?? "");
   const [sort, setSort] = useState<SortOrder>(start.trail.at(-1)?.sort ?? DEFAULT_SORT);
@@ -23,6 +24,27 @@ export function useWalk() {
   const [unplaced] = useState(() => start.firstPage === undefined && start.trail[0]?.after);
   const shown = useRef(trail);
   shown.current = trail;
+  return {
+    search,
+    setSearch,
+    sort,
+    setSort,
+    trail,
+    setTrail,
+    shownBefore,
+    setShownBefore,
+    firstPage,
+    setFirstPage,
+    start,
+    unplaced,
+    shown,
+  };
+}
+
+export function useWalk() {
+  const state = useWalkState();
+  const { search, setSearch, sort, setSort, trail, setTrail, start, unplaced, shown } = state;
+  const { shownBefore, setShownBefore, firstPage, setFirstPage } = state;
 
   const show = (walk: Walk) => {
     const shown = walk.trail.at(-1);
@@ -80,10 +102,7 @@ export function useWalk() {
       setShownBefore((counts) => counts.map((count) => count + before));
     },
     unplaced: Boolean(unplaced),
-    /**
-     * The page's cursor was refused (a link cut short, say): the first page of the same search
-     * and order instead, in the address too, in place of the refused one.
-     */
+    /** A refused cursor (a link cut short): the first page of its search and order, in place. */
     dropCursor: () => {
       const shown = trail[trail.length - 1] as ListQuery;
       inPlace();
