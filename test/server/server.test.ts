@@ -1,7 +1,7 @@
 // Black-box: the real `npm start` as a child process, as an operator runs it.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -199,35 +199,38 @@ describe("npm start fails fast, with one clear line and a non-zero exit", () => 
     const dir = tempDir();
     chmodSync(dir, 0o755);
     const data = join(dir, "data");
-    mkdirSync(data);
+    mkdirSync(data, { mode: 0o700 });
     // A file the service may write, in a folder it may not: SQLite cannot make its -wal there.
     const existing = join(data, "old.db");
     new DatabaseSync(existing).close();
-    chmodSync(existing, 0o666);
-    // As root, permissions do not stop this process: the server runs as nobody instead.
+    // Permissions do not stop root (CI): there the folder is a read-only file system instead.
     const asRoot = process.getuid?.() === 0;
-    const user = asRoot ? { uid: 65534, gid: 65534 } : {};
-    if (!asRoot) chmodSync(data, 0o555);
+    if (asRoot) {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m,mode=700", "tmpfs", data]);
+      new DatabaseSync(existing).close();
+      execFileSync("mount", ["-o", "remount,ro", data]);
+    } else chmodSync(data, 0o555);
+    const why = asRoot ? "a read-only file system" : "its permissions";
     const startIn = (path: string) =>
       spawnSync(process.execPath, ["dist/server/main.js"], {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? "", ...BASE_ENV, DB_URL: `sqlite:${path}` },
         encoding: "utf8",
         timeout: 30_000,
-        ...user,
       });
     try {
       const fresh = startIn(join(data, "books.db"));
       assert.equal(fresh.status, 1, fresh.stderr);
       assert.equal(
         failureLine(fresh.stderr),
-        `book-catalogue: start-up failed: cannot prepare the SQLite store at ${data}/books.db: the folder ${data} is not writable by this user (its permissions): the service writes books.db and its -wal and -shm files in ${data}`,
+        `book-catalogue: start-up failed: cannot prepare the SQLite store at ${data}/books.db: the folder ${data} is not writable by this user (${why}): the service writes books.db and its -wal and -shm files in ${data}`,
       );
       const run = startIn(existing);
       assert.equal(run.status, 1, run.stderr);
       assert.match(failureLine(run.stderr), new RegExp(`: the folder ${data} is not writable`));
     } finally {
-      chmodSync(data, 0o755);
+      if (asRoot) execFileSync("umount", ["-l", data]);
+      else chmodSync(data, 0o755);
     }
   });
 
