@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { ROOT } from "../support/deploy.js";
 import { describe } from "../support/describe.js";
+import { FIRST_LINE_ONLY } from "../support/node-lines.js";
 
 /** This environment without the variable by which a test process reports to its runner. */
 function withoutTestContext(): NodeJS.ProcessEnv {
@@ -57,5 +58,25 @@ describe("skipped suites", () => {
         ),
       );
     assert.deepEqual(offenders, [], "import describe from test/support/describe.ts instead");
+  });
+
+  test("on CI's later Node lines, the files of node-lines.ts are skipped, each suite counted", () => {
+    for (const file of FIRST_LINE_ONLY) {
+      const text = readFileSync(join(ROOT, file), "utf8");
+      assert.doesNotMatch(text, /^test\(/m, `${file}: a test outside a suite would still run`);
+    }
+    const file = join(ROOT, "test", "deploy", "systemd.test.ts");
+    const run = (again: string) =>
+      spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=tap", file], {
+        cwd: ROOT,
+        encoding: "utf8",
+        timeout: 120_000,
+        env: { ...withoutTestContext(), TEST_NODE_LINE_AGAIN: again },
+      });
+    const later = run("1");
+    assert.equal(later.status, 0, later.stdout + later.stderr);
+    assert.match(later.stdout, /# SKIP runs on the first Node line of CI only/);
+    assert.match(later.stdout, /^# pass 0$/m);
+    assert.doesNotMatch(later.stdout, /^# skipped 0$/m);
   });
 });

@@ -3,6 +3,10 @@
 // still summed up as "skipped 0". Here a suite with a reason to skip is, in its place, one
 // skipped test of the same name: the runner counts it, and prints the reason beside it.
 import { describe as nodeDescribe, type SuiteContext, type TestOptions, test } from "node:test";
+import { lineSkip } from "./node-lines.js";
+
+/** Decided once a test file: its suites may all run on CI's first Node line only. */
+const skipOnThisLine = lineSkip();
 
 type SuiteFn = (s: SuiteContext) => void | Promise<void>;
 
@@ -15,8 +19,9 @@ export function describe(
 ): void {
   const [options, fn] =
     typeof optionsOrFn === "function" ? [{}, optionsOrFn] : [optionsOrFn, maybeFn as SuiteFn];
-  if (options.skip) {
-    test(name, { skip: options.skip }, () => {});
+  const skip = options.skip || skipOnThisLine;
+  if (skip) {
+    test(name, { skip }, () => {});
     return;
   }
   nodeDescribe(name, options, fn);
