@@ -8,6 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pgConnect } from "../test/support/pg.js";
 import {
+  cpuMs,
   login,
   median,
   PASSWORD,
@@ -189,8 +190,16 @@ export interface AgainstRow {
   low: number;
   high: number;
   pairs: number;
+  /** The server's CPU time per request (its workers' too), in µs: the median of the runs. */
+  refCpuUs: number;
+  cpuUs: number;
+  /** The median of the pairwise ratios of CPU per request (this tree over REF): below 1 is cheaper. */
+  cpuRatio: number;
   non2xx: number;
 }
+
+/** A run, and the server's CPU time per request in it. */
+type Run = LoadResult & { cpuUs: number };
 
 /** One scenario: a warm-up each, then ABBA blocks; each A beside the B next to it is a pair. */
 async function measurePair(
@@ -202,29 +211,31 @@ async function measurePair(
   const { traffic } = scenario;
   const ref = await startSide(store, scenario, refBuild);
   const ours = await startSide(store, scenario, { root: ROOT, entry: entryOf(ROOT) });
-  const load = (side: Side, seconds: number) => {
+  const load = async (side: Side, seconds: number): Promise<Run> => {
     const block = side.runs++;
     const next = traffic.kind === "mix" ? { ...traffic, block } : traffic;
     const url = side.service.url;
-    return runLoad(
+    const pid = side.service.child.pid as number;
+    const cpuBefore = cpuMs(pid);
+    const result = await runLoad(
       { url, traffic: next, token: side.token, connections: options.connections, seconds },
       options.generator,
     );
+    return { ...result, cpuUs: ((cpuMs(pid) - cpuBefore) * 1000) / (result.rps * seconds) };
   };
   try {
     await load(ref, 1);
     await load(ours, 1);
-    const refRuns: LoadResult[] = [];
-    const ourRuns: LoadResult[] = [];
+    const refRuns: Run[] = [];
+    const ourRuns: Run[] = [];
     for (let block = 0; block < options.blocks; block++) {
       refRuns.push(await load(ref, options.seconds));
       ourRuns.push(await load(ours, options.seconds));
       ourRuns.push(await load(ours, options.seconds));
       refRuns.push(await load(ref, options.seconds));
     }
-    const ratios = ourRuns
-      .map((r, i) => r.rps / (refRuns[i] as LoadResult).rps)
-      .sort((a, b) => a - b);
+    const ratios = ourRuns.map((r, i) => r.rps / (refRuns[i] as Run).rps).sort((a, b) => a - b);
+    const cpuRatios = ourRuns.map((r, i) => r.cpuUs / (refRuns[i] as Run).cpuUs);
     return {
       scenario: scenario.name,
       store,
@@ -234,6 +245,9 @@ async function measurePair(
       low: ratios[0] as number,
       high: ratios[ratios.length - 1] as number,
       pairs: ratios.length,
+      refCpuUs: median(refRuns.map((r) => r.cpuUs)),
+      cpuUs: median(ourRuns.map((r) => r.cpuUs)),
+      cpuRatio: median(cpuRatios),
       non2xx: [...refRuns, ...ourRuns].reduce((sum, r) => sum + r.non2xx + r.errors, 0),
     };
   } finally {
@@ -245,7 +259,7 @@ async function measurePair(
 }
 
 const formatRow = (row: AgainstRow) =>
-  `| ${row.scenario} | ${row.store} | ${Math.round(row.refRps).toLocaleString("en")} | ${Math.round(row.rps).toLocaleString("en")} | ${row.ratio.toFixed(2)} | ${row.low.toFixed(2)}–${row.high.toFixed(2)} | ${row.pairs} |${row.non2xx ? ` ${row.non2xx} errors` : ""}`;
+  `| ${row.scenario} | ${row.store} | ${Math.round(row.refRps).toLocaleString("en")} | ${Math.round(row.rps).toLocaleString("en")} | ${row.ratio.toFixed(2)} | ${row.low.toFixed(2)}–${row.high.toFixed(2)} | ${row.pairs} | ${Math.round(row.refCpuUs)} | ${Math.round(row.cpuUs)} | ${row.cpuRatio.toFixed(2)} |${row.non2xx ? ` ${row.non2xx} errors` : ""}`;
 
 export async function runAgainst(options: AgainstOptions, machine: string): Promise<void> {
   const ref = buildRef(options.ref);
@@ -262,9 +276,11 @@ export async function runAgainst(options: AgainstOptions, machine: string): Prom
     `A/B on ${machine}: this tree (${ours}) against ${ref.commit.slice(0, 8)} (${options.ref}), both serving at once;`,
     `${options.blocks} ABBA blocks of ${options.seconds} s runs after a warm-up, ${options.connections} connections from ${options.generator}.`,
     "The ratio is the median of the pairwise ratios (this tree over REF); the spread is their lowest and highest.",
+    "CPU is the server's (workers included) per request, in µs; its ratio, this tree over REF, is steadier",
+    "than the throughput's when other work shares the machine: below 1 is cheaper.",
     "",
-    "| Scenario | Store | REF req/s | this req/s | ratio | spread | pairs |",
-    "|---|---|---:|---:|---:|---|---:|",
+    "| Scenario | Store | REF req/s | this req/s | ratio | spread | pairs | REF CPU | this CPU | CPU ratio |",
+    "|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
   ];
   console.log(heading.join("\n"));
   const rows: AgainstRow[] = [];

@@ -153,6 +153,19 @@ export function rssMb(pid: number, field: "VmRSS" | "VmHWM"): number {
     return sum + Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
   }, 0);
 }
+/**
+ * CPU time a process and its workers have used, in ms (user and system, from /proc; the
+ * clock ticks at 100 Hz on Linux for these fields, whatever the kernel's own rate).
+ */
+export function cpuMs(pid: number): number {
+  return processTree(pid).reduce((sum, one) => {
+    // The fields after the command's name, which may hold spaces, start after its last ')'.
+    const stat = readFileSync(`/proc/${one}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return sum + (Number(fields[11]) + Number(fields[12])) * 10;
+  }, 0);
+}
+
 export function resetPeakRss(pid: number) {
   // Writing 5 to clear_refs resets VmHWM (Linux 4.0+).
   for (const one of processTree(pid)) writeFileSync(`/proc/${one}/clear_refs`, "5");
