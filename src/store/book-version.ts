@@ -10,8 +10,22 @@ import type { Book } from "../rules/book.js";
  * to tell versions apart; 27 characters of base64url.
  */
 export function bookVersion(book: Book): string {
-  return hash("sha1", JSON.stringify([book.id, book.title, book.author, book.year]), "base64url");
+  let version = versions.get(book);
+  if (version === undefined) {
+    version = hash(
+      "sha1",
+      JSON.stringify([book.id, book.title, book.author, book.year]),
+      "base64url",
+    );
+    versions.set(book, version);
+  }
+  return version;
 }
+
+// A book is never changed once read (a change is a new object), and a kept book is the same
+// object on every read of it: its version is worked out once, not on every GET (the digest was
+// the largest cost of GET /book/{id} beyond Node's own; docs/performance.md).
+const versions = new WeakMap<Book, string>();
 
 /** The versions a conditional write accepts: any ("*"), or those listed. */
 export type ExpectedVersions = "*" | readonly string[];
