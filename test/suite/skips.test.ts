@@ -8,13 +8,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { ROOT } from "../support/deploy.js";
 import { describe } from "../support/describe.js";
+import { withoutTestContext } from "../support/env.js";
 import { FIRST_LINE_ONLY } from "../support/node-lines.js";
-
-/** This environment without the variable by which a test process reports to its runner. */
-function withoutTestContext(): NodeJS.ProcessEnv {
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-  return env;
-}
 
 describe("skipped suites", () => {
   test("count in the runner's summary, each with its reason", () => {

@@ -1,4 +1,4 @@
-// Environment variables of this process, changed for the length of one call.
+// Environment variables: this process's for the length of one call, a nested test runner's.
 
 /** Runs `fn` with these variables set (or unset, for undefined), then puts them back. */
 export async function withEnv<T>(
@@ -18,4 +18,10 @@ export async function withEnv<T>(
   } finally {
     apply(saved);
   }
+}
+
+/** This environment without the variable by which a test process reports to its runner. */
+export function withoutTestContext(): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  return env;
 }
