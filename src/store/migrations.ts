@@ -229,6 +229,29 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE books ADD CONSTRAINT books_id_limit
         CHECK (id <= ${Number.MAX_SAFE_INTEGER}) NOT VALID;`,
   },
+  {
+    version: 12,
+    // Accounts (an extension: with none, the service is the contract's). The name is unique;
+    // tokens_valid_from is in Unix seconds, as a token's issue time (its exp − 900) is.
+    sqlite: `
+      CREATE TABLE accounts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL CHECK (role IN ('reader', 'librarian', 'admin')),
+        password_hash TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+        tokens_valid_from INTEGER NOT NULL
+      ) STRICT;`,
+    postgres: `
+      CREATE TABLE accounts (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL CHECK (role IN ('reader', 'librarian', 'admin')),
+        password_hash TEXT NOT NULL,
+        enabled BOOLEAN NOT NULL DEFAULT true,
+        tokens_valid_from BIGINT NOT NULL
+      );`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,5 +1,6 @@
 import type { Book, BookChanges, NewBook } from "../rules/book.js";
 import type { SearchTerm } from "../rules/search.js";
+import type { AccountStore } from "./accounts.js";
 import type { ExpectedVersions } from "./book-version.js";
 
 /** A page of books, in the query's order, already encoded for the wire. */
@@ -106,6 +107,8 @@ export interface BookStore {
   /** Resolves when the store answers; rejects with StoreUnavailableError when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** The accounts kept in the same database; absent in a store a test makes of parts. */
+  readonly accounts?: AccountStore;
 }
 
 /** The store cannot be reached right now; the request may succeed later (HTTP 503). */

@@ -8,6 +8,7 @@ import {
   StoreOpenError,
   StoreUnavailableError,
 } from "../store.js";
+import { postgresAccounts } from "./accounts.js";
 import { batching } from "./batching.js";
 import { deleteBooks, insertBooks, lockExpected, type Update, updateBooks } from "./books.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
@@ -100,6 +101,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         : conditionally(id, expected, async (tx) => (await deleteBooks(tx, [id]))[0]).then(
             (done) => done === true,
           ),
+    accounts: postgresAccounts(db),
     ping: () =>
       withStoreErrors(async () => {
         await db.query("SELECT 1");

@@ -7,6 +7,7 @@ import type { Book } from "../../rules/book.js";
 import type { OnMigrated } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
+import { sqliteAccounts } from "./accounts.js";
 import { bookStatements } from "./books.js";
 import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
@@ -74,6 +75,7 @@ export function openSqliteStore(
     );
   };
   const counter = inMemory ? localCounter(db, bounds.limitMs) : threadCounter(path, bounds.limitMs);
+  const accounts = sqliteAccounts(db, path, sharedRead.end);
 
   return {
     get: (id) =>
@@ -87,12 +89,14 @@ export function openSqliteStore(
     update: (id, changes, expected) =>
       write({ op: "update", id, changes, expected }) as Promise<Book | undefined>,
     remove: (id, expected) => write({ op: "remove", id, expected }) as Promise<boolean>,
+    accounts,
     ping: async () => {
       await withStoreErrors(() => books.ping());
       await writer.ping?.();
     },
     close: async () => {
       await Promise.all([writer.close(), counter.close()]);
+      accounts.close();
       if (db.isOpen) {
         sharedRead.end();
         db.close();
