@@ -17,3 +17,9 @@ export function createCredentialCheck(username: string, password: string): Crede
     return userOk && passwordOk;
   };
 }
+
+/** Whether a name is the built-in pair's, in constant time. */
+export function createNameCheck(username: string): (name: string) => boolean {
+  const expected = digest(username);
+  return (name) => timingSafeEqual(digest(name), expected);
+}

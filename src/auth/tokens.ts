@@ -6,11 +6,33 @@ const HMAC_ALGORITHMS = ["HS256", "HS384", "HS512"] as const;
 /** Verified tokens remembered until their `exp`; past this many, the oldest is forgotten. */
 export const VERIFIED_CACHE_SIZE = 10_000;
 
+/** What a token that passed every check says. */
+export interface VerifiedToken {
+  /** When it expires, in ms. */
+  expiresAt: number;
+  /** The account its header's `kid` names; undefined for the built-in pair's. */
+  account?: number;
+}
+
 export interface TokenService {
-  /** A signed HS256 token whose only claim is `exp` = now + 900 s. */
-  issue(): string;
-  /** True only for a token that every rule of decisions.md accepts. */
-  verify(token: string): boolean;
+  /**
+   * A signed HS256 token whose only claim is `exp` = now + 900 s; an account's names it in
+   * the header's `kid`, under the signature.
+   */
+  issue(account?: number): string;
+  /** What the token says, only for one that every rule of decisions.md accepts; else false. */
+  verify(token: string): VerifiedToken | false;
+}
+
+// An account's id in a `kid`: written plainly, a safe integer.
+const KID = /^[1-9][0-9]{0,15}$/;
+
+/** The account a header's `kid` names; null when it names none that can exist. */
+function accountOf(header: Record<string, unknown>): number | undefined | null {
+  const { kid } = header;
+  if (kid === undefined) return undefined;
+  if (typeof kid !== "string" || !KID.test(kid) || !Number.isSafeInteger(Number(kid))) return null;
+  return Number(kid);
 }
 
 // Three non-empty segments of the base64url alphabet, without padding.
@@ -42,7 +64,9 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * are done here. A token that passed them all is remembered until its `exp`.
  */
 export function createTokenService(secret: string): TokenService {
-  const sign = createSigner({ key: secret, algorithm: "HS256", noTimestamp: true });
+  const signer = (kid?: string) =>
+    createSigner({ key: secret, algorithm: "HS256", noTimestamp: true, ...(kid ? { kid } : {}) });
+  const sign = signer();
   const check = createVerifier({
     key: secret,
     algorithms: [...HMAC_ALGORITHMS],
@@ -53,14 +77,17 @@ export function createTokenService(secret: string): TokenService {
     complete: true,
   });
   // Only tokens this service signed get in, so keys stay small (about 150 bytes).
-  const verified = new Map<string, number>();
+  const verified = new Map<string, VerifiedToken>();
 
   return {
-    issue: () => sign({ exp: Math.floor(Date.now() / 1000) + TOKEN_LIFETIME_SECONDS }),
+    issue: (account) => {
+      const claims = { exp: Math.floor(Date.now() / 1000) + TOKEN_LIFETIME_SECONDS };
+      return account === undefined ? sign(claims) : signer(String(account))(claims);
+    },
     verify(token) {
-      const expiresAt = verified.get(token);
-      if (expiresAt !== undefined) {
-        if (expiresAt > Date.now()) return true;
+      const known = verified.get(token);
+      if (known !== undefined) {
+        if (known.expiresAt > Date.now()) return known;
         verified.delete(token);
         return false;
       }
@@ -78,10 +105,14 @@ export function createTokenService(secret: string): TokenService {
       const { exp, nbf } = payload;
       if (typeof exp !== "number" || !Number.isFinite(exp) || exp <= nowSeconds) return false;
       if (nbf !== undefined && (typeof nbf !== "number" || !(nbf <= nowSeconds))) return false;
+      const account = accountOf(header);
+      if (account === null) return false;
       if (verified.size >= VERIFIED_CACHE_SIZE)
         verified.delete(verified.keys().next().value as string);
-      verified.set(token, exp * 1000);
-      return true;
+      const result =
+        account === undefined ? { expiresAt: exp * 1000 } : { expiresAt: exp * 1000, account };
+      verified.set(token, result);
+      return result;
     },
   };
 }

@@ -99,6 +99,8 @@ const withBody = {
 };
 const withId = { ...common, 400: [Messages.badRequest], 404: [Messages.bookNotFound] };
 const conditional = { 412: [Messages.bookChanged] };
+// A write by an account whose role is reader.
+const forbidden = { 403: [Messages.forbidden] };
 const books = { tags: ["books"], security: TOKEN_SECURITY };
 const book = { ...books, params: idParams };
 
@@ -107,11 +109,11 @@ export const createBookSchema = {
   operationId: "createBook",
   summary: "Add a book",
   description:
-    "Adds a book with the three fields, all required, and answers it with the id the service gave it. Ids are never reused.",
+    "Adds a book with the three fields, all required, and answers it with the id the service gave it. Ids are never reused. For librarians and administrators: an account whose role is reader gets 403 `Forbidden`.",
   body: schemaRef("NewBook"),
   response: {
     201: answerSchema("BookEnvelope", [Messages.bookCreated], bookHeaders),
-    ...failures(withBody),
+    ...failures({ ...withBody, ...forbidden }),
   },
 };
 
@@ -155,7 +157,7 @@ export const updateBookSchema = {
   headers: ifMatchHeader,
   response: {
     200: answerSchema("BookEnvelope", [Messages.bookUpdated], bookHeaders),
-    ...failures({ ...withId, ...withBody, ...conditional }),
+    ...failures({ ...withId, ...withBody, ...conditional, ...forbidden }),
   },
 };
 
@@ -168,6 +170,6 @@ export const deleteBookSchema = {
   headers: ifMatchHeader,
   response: {
     200: answerSchema("EmptyEnvelope", [Messages.bookDeleted]),
-    ...failures({ ...withId, ...conditional }),
+    ...failures({ ...withId, ...conditional, ...forbidden }),
   },
 };

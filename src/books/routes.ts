@@ -1,13 +1,14 @@
-// The five book routes, every one behind the token: each declares its schema
-// (route-schemas.ts) and calls the store, nothing else.
+// The five book routes, every one behind the token, those that write for librarians and
+// administrators only: each declares its schema (route-schemas.ts) and calls the store,
+// nothing else.
 import type {
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
   HookHandlerDoneFunction,
 } from "fastify";
-import { requireToken } from "../auth/require-token.js";
-import type { TokenService } from "../auth/tokens.js";
+import { requireToken, type TokenCheck } from "../auth/require-token.js";
+import { allow } from "../auth/signed-in.js";
 import { Messages, respond } from "../http/envelope.js";
 import { refuseInvalid } from "../http/errors.js";
 import type { BookChanges, NewBook } from "../rules/book.js";
@@ -26,11 +27,12 @@ import { parseBookId, pickChanges, pickNewBook } from "./schemas.js";
 
 export interface BookRoutesOptions {
   store: BookStore;
-  tokens: TokenService;
+  tokenCheck: TokenCheck;
 }
 
 type WithId = { Params: { id: number } };
 const invalidInput = { invalidBodyMessage: Messages.invalidInput };
+const librarians = allow("librarian");
 
 /**
  * An id written plainly becomes a number for the schema; any other is 404 `Book not found`, as
@@ -49,12 +51,12 @@ function readBookId(request: FastifyRequest, reply: FastifyReply, done: HookHand
   done();
 }
 
-export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRoutesOptions) {
-  app.addHook("onRequest", requireToken(tokens));
+export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: BookRoutesOptions) {
+  app.addHook("onRequest", requireToken(tokenCheck));
 
   app.post<{ Body: NewBook }>(
     "/book",
-    { schema: createBookSchema, config: invalidInput },
+    { schema: createBookSchema, config: invalidInput, onRequest: librarians },
     async (request, reply) => {
       const book = await store.create(pickNewBook(request.body));
       reply.header("etag", entityTag(book));
@@ -96,6 +98,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
       // failures are judged in the handler: a missing book is 404 whatever the body.
       attachValidation: true,
       config: invalidInput,
+      onRequest: librarians,
       preValidation: readBookId,
     },
     async (request, reply) => {
@@ -117,7 +120,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokens }: BookRo
 
   app.delete<WithId>(
     "/book/:id",
-    { schema: deleteBookSchema, preValidation: readBookId },
+    { schema: deleteBookSchema, onRequest: librarians, preValidation: readBookId },
     async (request, reply) => {
       const expected = ifMatchVersions(request.headers["if-match"]);
       const removed = await store.remove(request.params.id, expected);

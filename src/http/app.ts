@@ -2,10 +2,13 @@
 // of this folder (or of auth/ and books/ for the routes).
 import type { Writable } from "node:stream";
 import Fastify, { type FastifyInstance } from "fastify";
-import { createCredentialCheck } from "../auth/credentials.js";
+import { accountRoutes } from "../accounts/routes.js";
+import { createCredentialCheck, createNameCheck } from "../auth/credentials.js";
 import type { LoginLimiter } from "../auth/login-limiter.js";
 import { openLoginLimiter } from "../auth/open-login-limiter.js";
+import type { TokenCheck } from "../auth/require-token.js";
 import { authRoutes } from "../auth/routes.js";
+import { builtInPair } from "../auth/signed-in.js";
 import { createTokenService, type TokenService } from "../auth/tokens.js";
 import { bookRoutes } from "../books/routes.js";
 import type { Config } from "../config.js";
@@ -104,8 +107,16 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   const limiter = deps.limiter ?? (await openLoginLimiter(config, worker !== undefined));
   app.addHook("onClose", () => limiter.close());
   const checkCredentials = createCredentialCheck(config.username, config.password);
-  await app.register(authRoutes, { tokens, checkCredentials, limiter });
-  await app.register(bookRoutes, { store, tokens });
+  const isBuiltInName = createNameCheck(config.username);
+  const { accounts } = store;
+  await app.register(authRoutes, { tokens, checkCredentials, isBuiltInName, accounts, limiter });
+  // Every route behind a token knows who it signs in (signed-in.ts).
+  app.decorateRequest("signedIn", null as unknown as TokenCheck["builtIn"]);
+  const tokenCheck: TokenCheck = { tokens, accounts, builtIn: builtInPair(config.username) };
+  await app.register(bookRoutes, { store, tokenCheck });
+  if (accounts !== undefined) {
+    await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName });
+  }
   if (deps.webRoot !== undefined) await registerWebPage(app, deps.webRoot);
   await app.ready();
   return app;

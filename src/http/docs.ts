@@ -107,6 +107,7 @@ export async function registerDocs(
       tags: [
         { name: "tokens", description: "Exchange the built-in credentials for a token" },
         { name: "books", description: "The catalogue; every route needs a token" },
+        { name: "accounts", description: "Accounts and their roles; managed by administrators" },
         { name: "operations", description: "Liveness and readiness" },
       ],
     },

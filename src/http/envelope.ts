@@ -8,6 +8,7 @@ export const Messages = {
   tokenNotGenerated: "Could not generate token",
   tokenRequired: "Authorization token required",
   invalidToken: "Invalid token",
+  forbidden: "Forbidden",
 
   bookCreated: "Book created successfully",
   booksRetrieved: "Books retrieved successfully",
@@ -17,6 +18,14 @@ export const Messages = {
   invalidInput: "Invalid input",
   bookNotFound: "Book not found",
   bookChanged: "Book has changed",
+
+  accountsRetrieved: "Accounts retrieved successfully",
+  accountRetrieved: "Account retrieved successfully",
+  accountCreated: "Account created successfully",
+  accountUpdated: "Account updated successfully",
+  accountDeleted: "Account deleted successfully",
+  passwordChanged: "Password changed successfully",
+  accountNotFound: "Account not found",
 
   healthy: "OK",
   ready: "Ready",

@@ -1,4 +1,11 @@
 import type { FastifyInstance } from "fastify";
+import {
+  accountChangesSchema,
+  accountSchema,
+  newAccountSchema,
+  passwordChangeSchema,
+  signedInSchema,
+} from "../accounts/schemas.js";
 import { bookChangesSchema, bookSchema, newBookSchema } from "../books/schemas.js";
 import { Messages } from "./envelope.js";
 import { REASON_HEADER } from "./reasons.js";
@@ -15,7 +22,15 @@ export type SchemaName =
   | "BookEnvelope"
   | "BooksEnvelope"
   | "TokenEnvelope"
-  | "EmptyEnvelope";
+  | "EmptyEnvelope"
+  | "Account"
+  | "NewAccount"
+  | "AccountChanges"
+  | "PasswordChange"
+  | "SignedIn"
+  | "AccountEnvelope"
+  | "AccountsEnvelope"
+  | "SignedInEnvelope";
 
 export const schemaRef = (name: SchemaName) => ({ $ref: `${name}#` }) as const;
 
@@ -75,7 +90,7 @@ const schemas = (credentialsExample: object) => [
     type: "object",
     required: ["username", "password"],
     properties: { username: { type: "string" }, password: { type: "string" } },
-    description: "The service's single built-in username and password.",
+    description: "The service's built-in username and password, or an account's name and password.",
     examples: [credentialsExample],
   },
   envelope("BookEnvelope", "An answer carrying one book.", { $ref: "Book#" }),
@@ -92,6 +107,49 @@ const schemas = (credentialsExample: object) => [
   }),
   envelope("EmptyEnvelope", "An answer with no data: every failure, and some successes.", {
     type: "null",
+  }),
+  ...accountSchemas,
+];
+
+const EXAMPLE_ACCOUNT = { id: 3, name: "Ines", role: "librarian", enabled: true };
+
+const accountSchemas = [
+  {
+    $id: "Account",
+    ...accountSchema,
+    description: "An account; never its password or its hash.",
+    examples: [EXAMPLE_ACCOUNT],
+  },
+  {
+    $id: "NewAccount",
+    ...newAccountSchema,
+    description: "An account to add. Its name may not be the built-in pair's, nor another's.",
+    examples: [{ name: "Ines", role: "librarian", password: "a long passphrase" }],
+  },
+  {
+    $id: "AccountChanges",
+    ...accountChangesSchema,
+    description: "Any of an account's role, state and password; `{}` changes nothing.",
+    examples: [{ enabled: false }],
+  },
+  {
+    $id: "PasswordChange",
+    ...passwordChangeSchema,
+    description: "The account's current password, and the new one.",
+  },
+  {
+    $id: "SignedIn",
+    ...signedInSchema,
+    description: "Who the token signs in, and their role.",
+    examples: [{ id: null, name: "admin", role: "admin" }],
+  },
+  envelope("AccountEnvelope", "An answer carrying one account.", { $ref: "Account#" }),
+  envelope("AccountsEnvelope", "An answer carrying every account.", {
+    type: "array",
+    items: { $ref: "Account#" },
+  }),
+  envelope("SignedInEnvelope", "An answer saying who the token signs in.", {
+    $ref: "SignedIn#",
   }),
 ];
 

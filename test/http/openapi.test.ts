@@ -80,10 +80,10 @@ describe("GET /openapi.json", () => {
     assert.ok(served.has("GET /book/{id}") && served.has("POST /token"), [...served].join());
   });
 
-  test("book routes require the token; /token, /health and /ready say they need none", () => {
+  test("book and account routes require the token; /token, /health and /ready need none", () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const operation of Object.values(operations)) {
-        const needsToken = path.startsWith("/book");
+        const needsToken = path.startsWith("/book") || path.startsWith("/accounts");
         assert.deepEqual(operation.security, needsToken ? [{ token: [] }] : [], path);
       }
     }
@@ -97,17 +97,25 @@ describe("GET /openapi.json", () => {
       }),
     );
     assert.deepEqual(names.sort(), [
+      "DELETE /accounts/{id} deleteAccount",
       "DELETE /book/{id} deleteBook",
+      "GET /accounts listAccounts",
+      "GET /accounts/me getSignedIn",
       "GET /book/{id} getBook",
       "GET /books listBooks",
       "GET /health getHealth",
       "GET /ready getReadiness",
+      "HEAD /accounts listAccountsHead",
+      "HEAD /accounts/me getSignedInHead",
       "HEAD /book/{id} getBookHead",
       "HEAD /books listBooksHead",
       "HEAD /health getHealthHead",
       "HEAD /ready getReadinessHead",
+      "PATCH /accounts/{id} updateAccount",
+      "POST /accounts createAccount",
       "POST /book createBook",
       "POST /token createToken",
+      "PUT /accounts/me/password changeOwnPassword",
       "PUT /book/{id} updateBook",
     ]);
   });

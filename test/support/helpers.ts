@@ -34,7 +34,24 @@ export async function buildTestApp(
 ): Promise<App> {
   const { env, ...deps } = options;
   const config = deps.config ?? testConfig(env);
-  return buildApp({ ...deps, config, store: deps.store ?? openSqliteStore(":memory:") });
+  const store = deps.store ?? openSqliteStore(":memory:");
+  if (process.env.TEST_ACCOUNT_PRESENT === "1") await addPresentAccount(store);
+  return buildApp({ ...deps, config, store });
+}
+
+/**
+ * With TEST_ACCOUNT_PRESENT=1 (test/http/contract-with-account.test.ts), every app a test builds
+ * has an account in its store: the contract must hold whatever accounts exist.
+ */
+async function addPresentAccount(store: BookStore): Promise<void> {
+  const hash =
+    "$scrypt$ln=17,r=8,p=1$c29tZSBzYWx0IGJ5dGVz$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+  await store.accounts?.create({
+    name: "present-account",
+    role: "admin",
+    passwordHash: hash,
+    tokensValidFrom: 0,
+  });
 }
 
 export interface Answer<T = unknown> {

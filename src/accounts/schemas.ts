@@ -1,0 +1,72 @@
+// The accounts' JSON schemas (validation, serialisation and the API description alike).
+import { textSchema } from "../books/schemas.js";
+import { ROLES } from "../store/accounts.js";
+
+export const NAME_MAX = 100;
+/** OWASP's least for a password that is the only factor; the most bounds the hash's input. */
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 1024;
+
+const role = {
+  type: "string",
+  enum: [...ROLES],
+  description:
+    "`reader`: every read, listing and search. `librarian`: also adds, changes and deletes books. `admin`: also manages accounts.",
+} as const;
+const password = {
+  type: "string",
+  minLength: PASSWORD_MIN,
+  maxLength: PASSWORD_MAX,
+  description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Kept only as a scrypt hash.`,
+} as const;
+
+/** POST /accounts: all three. Unknown fields are ignored. */
+export const newAccountSchema = {
+  type: "object",
+  required: ["name", "role", "password"],
+  properties: { name: textSchema(NAME_MAX), role, password },
+} as const;
+
+/** PATCH /accounts/{id}: any of them; a new password or a disable ends the account's tokens. */
+export const accountChangesSchema = {
+  type: "object",
+  properties: {
+    role,
+    enabled: {
+      type: "boolean",
+      description: "false: no login, and its tokens end at once; true: it may log in again.",
+    },
+    password,
+  },
+} as const;
+
+/** PUT /accounts/me/password: the current password, and the new one. */
+export const passwordChangeSchema = {
+  type: "object",
+  required: ["current", "password"],
+  properties: { current: { type: "string", maxLength: PASSWORD_MAX }, password },
+} as const;
+
+export const accountSchema = {
+  type: "object",
+  required: ["id", "name", "role", "enabled"],
+  properties: {
+    id: { type: "integer", minimum: 1, description: "The id its tokens carry in `kid`" },
+    name: { type: "string" },
+    role,
+    enabled: { type: "boolean" },
+  },
+} as const;
+
+export const signedInSchema = {
+  type: "object",
+  required: ["id", "name", "role"],
+  properties: {
+    id: {
+      type: ["integer", "null"],
+      description: "The account's id; null for the built-in pair (AUTH_USERNAME)",
+    },
+    name: { type: "string" },
+    role,
+  },
+} as const;
