@@ -23,6 +23,38 @@ export interface ListQuery {
   year?: number;
 }
 
+/** An account's role: `reader` reads, `librarian` also writes books, `admin` also accounts. */
+export type Role = "reader" | "librarian" | "admin";
+
+/** An account, as an administrator sees it: never its password. */
+export interface Account {
+  id: number;
+  name: string;
+  role: Role;
+  enabled: boolean;
+}
+
+export interface NewAccount {
+  name: string;
+  role: Role;
+  /** At least 12 characters. */
+  password: string;
+}
+
+/** Any of these; a new password, or `enabled: false`, ends the account's tokens at once. */
+export interface AccountChanges {
+  role?: Role;
+  enabled?: boolean;
+  password?: string;
+}
+
+/** Who a token signs in: an account, or the built-in pair (id null, an administrator). */
+export interface SignedIn {
+  id: number | null;
+  name: string;
+  role: Role;
+}
+
 export interface ClientOptions {
   baseUrl: string;
   /** The credentials, to fetch tokens and renew them; without them, only `token` is used. */
@@ -56,6 +88,18 @@ export interface BookCatalogueClient {
   listPage(query?: ListQuery, options?: { count?: boolean }): Promise<BookListPage>;
   /** Every book the query selects, fetched page by page. */
   books(query?: Omit<ListQuery, "after">): AsyncGenerator<Book>;
+  /** Who the token signs in, and their role. */
+  signedIn(): Promise<SignedIn>;
+  /**
+   * The signed-in account's new password, given its current one. Every token of the account
+   * ends; this client signs in again with the new password when it has credentials.
+   */
+  changeOwnPassword(current: string, password: string): Promise<void>;
+  /** For administrators (else a CatalogueError with status 403): every account. */
+  listAccounts(): Promise<Account[]>;
+  createAccount(account: NewAccount): Promise<Account>;
+  updateAccount(id: number, changes: AccountChanges): Promise<Account>;
+  deleteAccount(id: number): Promise<void>;
 }
 
 /** A book with its version: the ETag the service sent it with. */
@@ -110,7 +154,8 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
   const send = <T>(method: string, path: string, body?: unknown, headers?: HeaderFields) =>
     sendRequest<T>(base, method, path, body, headers);
 
-  const { username, password } = options;
+  const { username } = options;
+  let { password } = options;
   let current = options.token
     ? { token: options.token, expiresAt: expiresAt(options.token) }
     : undefined;
@@ -173,6 +218,21 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
         yield* page.books;
         next = page.next;
       }
+    },
+    signedIn: async () => (await authorized<SignedIn>("GET", "/accounts/me")).data,
+    changeOwnPassword: async (oldPassword, newPassword) => {
+      const change = { current: oldPassword, password: newPassword };
+      await authorized<null>("PUT", "/accounts/me/password", change);
+      if (password !== undefined) password = newPassword;
+      current = undefined;
+    },
+    listAccounts: async () => (await authorized<Account[]>("GET", "/accounts")).data,
+    createAccount: async (account) =>
+      (await authorized<Account>("POST", "/accounts", account)).data,
+    updateAccount: async (id, changes) =>
+      (await authorized<Account>("PATCH", `/accounts/${id}`, changes)).data,
+    deleteAccount: async (id) => {
+      await authorized<null>("DELETE", `/accounts/${id}`);
     },
   };
 }

@@ -199,6 +199,39 @@ describe("createClient", () => {
     });
   });
 
+  test("accounts: an administrator adds one; it signs in, changes its password, is refused what its role does not allow", async () => {
+    const admin = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    assert.deepEqual(await admin.signedIn(), { id: null, name: "librarian", role: "admin" });
+    const added = await admin.createAccount({
+      name: "Ines",
+      role: "reader",
+      password: "first long password",
+    });
+    assert.deepEqual(added, { id: added.id, name: "Ines", role: "reader", enabled: true });
+    const ines = createClient({
+      baseUrl: service.url,
+      username: "Ines",
+      password: "first long password",
+    });
+    assert.deepEqual(await ines.signedIn(), { id: added.id, name: "Ines", role: "reader" });
+    await assert.rejects(ines.createBook({ title: "T", author: "A", year: 1 }), {
+      name: "CatalogueError",
+      status: 403,
+      message: Messages.forbidden,
+    });
+    await ines.changeOwnPassword("first long password", "second long password");
+    assert.equal((await ines.signedIn()).name, "Ines", "signed in again with the new one");
+    const promoted = await admin.updateAccount(added.id, { role: "librarian" });
+    assert.equal(promoted.role, "librarian");
+    assert.equal((await ines.createBook({ title: "T", author: "A", year: 1 })).title, "T");
+    assert.deepEqual(
+      (await admin.listAccounts()).map((account) => account.name),
+      ["Ines"],
+    );
+    await admin.deleteAccount(added.id);
+    assert.deepEqual(await admin.listAccounts(), []);
+  });
+
   test("a token refused (the service restarted with a new secret) is renewed once, transparently", async () => {
     const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
     const book = await client.createBook({ title: "Nana", author: "Zola", year: 1880 });
