@@ -219,12 +219,40 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
         next = page.next;
       }
     },
+    ...accountCalls(authorized, (newPassword) => {
+      if (password !== undefined) password = newPassword;
+      current = undefined;
+    }),
+  };
+}
+
+type Authorized = <T>(
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ data: T; headers: Headers }>;
+
+type AccountCalls = Pick<
+  BookCatalogueClient,
+  | "signedIn"
+  | "changeOwnPassword"
+  | "listAccounts"
+  | "createAccount"
+  | "updateAccount"
+  | "deleteAccount"
+>;
+
+/** The account routes; `passwordChanged` is told of the client's own new password. */
+function accountCalls(
+  authorized: Authorized,
+  passwordChanged: (password: string) => void,
+): AccountCalls {
+  return {
     signedIn: async () => (await authorized<SignedIn>("GET", "/accounts/me")).data,
     changeOwnPassword: async (oldPassword, newPassword) => {
       const change = { current: oldPassword, password: newPassword };
       await authorized<null>("PUT", "/accounts/me/password", change);
-      if (password !== undefined) password = newPassword;
-      current = undefined;
+      passwordChanged(newPassword);
     },
     listAccounts: async () => (await authorized<Account[]>("GET", "/accounts")).data,
     createAccount: async (account) =>

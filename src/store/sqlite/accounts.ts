@@ -25,26 +25,15 @@ import { connectExisting, transaction, writeStatement } from "./schema.js";
 const ACCOUNT_LOCK_WAIT_MS = 1_000;
 
 /**
- * The accounts of the database `db` reads. `writing` gives the connection that writes: `db`
- * itself in memory (with `beforeWrite` ending its shared read), else one of its own.
+ * The accounts of the database `db` reads. Writes go on `db` itself in memory (`beforeWrite`
+ * ending its shared read first), else on a connection of their own.
  */
 export function sqliteAccounts(
   db: DatabaseSync,
   path: string,
   beforeWrite: () => void,
 ): AccountStore & { close(): void } {
-  let own: DatabaseSync | undefined;
-  const writer = (): DatabaseSync => {
-    if (path === ":memory:") {
-      beforeWrite();
-      return db;
-    }
-    if (own === undefined) {
-      own = connectExisting(path);
-      own.exec(`PRAGMA busy_timeout = ${ACCOUNT_LOCK_WAIT_MS}`);
-    }
-    return own;
-  };
+  const writer = writeConnection(db, path, beforeWrite);
   const byId = db.prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`);
   const byName = db.prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE name = ?`);
   const any = db.prepare("SELECT EXISTS (SELECT 1 FROM accounts) AS any");
@@ -55,7 +44,7 @@ export function sqliteAccounts(
   };
   const write = <T>(body: (wdb: DatabaseSync) => T) =>
     withStoreErrors(() => {
-      const wdb = writer();
+      const wdb = writer.get();
       return transaction(wdb, () => body(wdb));
     });
 
@@ -92,7 +81,26 @@ export function sqliteAccounts(
       write(
         (wdb) => writeStatement(wdb, "DELETE FROM accounts WHERE id = ?").run(id).changes !== 0n,
       ),
-    close: () => {
+    close: writer.close,
+  };
+}
+
+/** The connection account writes use: `db` itself in memory, else one of its own, made once. */
+function writeConnection(db: DatabaseSync, path: string, beforeWrite: () => void) {
+  let own: DatabaseSync | undefined;
+  return {
+    get(): DatabaseSync {
+      if (path === ":memory:") {
+        beforeWrite();
+        return db;
+      }
+      if (own === undefined) {
+        own = connectExisting(path);
+        own.exec(`PRAGMA busy_timeout = ${ACCOUNT_LOCK_WAIT_MS}`);
+      }
+      return own;
+    },
+    close(): void {
       if (own?.isOpen) own.close();
     },
   };
