@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { createHmac, randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
+import { createMemoryLoginLimiter } from "../../src/auth/login-limiter.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { describe } from "../support/describe.js";
@@ -300,3 +301,28 @@ async function everyRoute(app: App, token: string, role: string): Promise<void> 
     }
   }
 }
+
+describe("failed logins are limited per account name too", () => {
+  test("failures of one name from many clients make it 429; other names and the pair log in", async () => {
+    const app = await buildTestApp({ limiter: createMemoryLoginLimiter(3, 60) });
+    try {
+      const admin = await tokenFor(app);
+      for (const name of ["target", "bystander"]) await add(app, admin, name, "reader");
+      for (let i = 0; i < 3; i++) {
+        const answer = await login(app, "target", "wrong password", `203.0.113.${i}`);
+        assert.equal(answer.status, 401);
+      }
+      const locked = await login(app, "target", PASSWORD, "203.0.113.99");
+      assertRefused(locked, 429, Messages.tooManyRequests);
+      assert.ok(Number(locked.headers["retry-after"]) > 50, "the name's window");
+      assert.equal((await login(app, "bystander", PASSWORD, "203.0.113.99")).status, 200);
+      for (let i = 0; i < 3; i++) {
+        await login(app, TEST_USERNAME, "wrong password", `198.51.100.${i}`);
+      }
+      const pair = await login(app, TEST_USERNAME, TEST_PASSWORD, "198.51.100.99");
+      assert.equal(pair.status, 200, "the pair's name is counted per client only");
+    } finally {
+      await app.close();
+    }
+  });
+});
