@@ -100,6 +100,28 @@ describe("failed logins shared through Redis", { skip: await redisSkipReason() }
     }
   });
 
+  test("failures of one account name add up over instances and clients; other names go on", async () => {
+    const prefix = `book-catalogue-test:${randomBytes(6).toString("hex")}:`;
+    const instances = await Promise.all(
+      [0, 1].map(() =>
+        buildTestApp({ limiter: createRedisLoginLimiter(REDIS_URL, 4, 60, prefix) }),
+      ),
+    );
+    const login = (i: number, username: string) =>
+      call(instances[i % 2] as (typeof instances)[0], "POST", "/token", {
+        body: { username, password: "guess" },
+        remoteAddress: `203.0.113.${60 + i}`,
+      });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await login(i, "some-account")).status);
+      assert.deepEqual(statuses, [401, 401, 401, 401, 429, 429]);
+      assert.equal((await login(7, "another-account")).status, 401);
+    } finally {
+      await Promise.all(instances.map((app) => app.close()));
+    }
+  });
+
   test("successful logins do not use up the limit", async () => {
     const prefix = `book-catalogue-test:${randomBytes(6).toString("hex")}:`;
     const app = await buildTestApp({ limiter: createRedisLoginLimiter(REDIS_URL, 3, 60, prefix) });
