@@ -4,8 +4,10 @@ import assert from "node:assert/strict";
 import { createHmac, randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 import { createMemoryLoginLimiter } from "../../src/auth/login-limiter.js";
+import { hashPassword } from "../../src/auth/passwords.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { describe } from "../support/describe.js";
 import {
   type Answer,
@@ -321,6 +323,27 @@ describe("failed logins are limited per account name too", () => {
       }
       const pair = await login(app, TEST_USERNAME, TEST_PASSWORD, "198.51.100.99");
       assert.equal(pair.status, 200, "the pair's name is counted per client only");
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe("the built-in pair always wins for its own name", () => {
+  test("an account of that name (made in the store, say) cannot log in; the pair can", async () => {
+    const store = openSqliteStore(":memory:");
+    const passwordHash = await hashPassword(PASSWORD);
+    await store.accounts?.create({
+      name: TEST_USERNAME,
+      role: "reader",
+      passwordHash,
+      tokensValidFrom: 0,
+    });
+    const app = await buildTestApp({ store });
+    try {
+      assertRefused(await login(app, TEST_USERNAME, PASSWORD), 401, Messages.invalidCredentials);
+      const pair = await login(app, TEST_USERNAME, TEST_PASSWORD);
+      assert.deepEqual(segment(pair.body.data?.token as string, 0), { alg: "HS256", typ: "JWT" });
     } finally {
       await app.close();
     }
