@@ -1,5 +1,5 @@
 // buildApp: what the HTTP app is made of, in the order it is assembled. Each part is a file
-// of this folder (or of auth/ and books/ for the routes).
+// of this folder (or of auth/, books/ and accounts/ for the routes).
 import type { Writable } from "node:stream";
 import Fastify, { type FastifyInstance } from "fastify";
 import { accountRoutes } from "../accounts/routes.js";
@@ -103,6 +103,15 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   addHealthRoutes(app, store, () => shuttingDown);
 
+  await addRoutes(app, deps);
+  if (deps.webRoot !== undefined) await registerWebPage(app, deps.webRoot);
+  await app.ready();
+  return app;
+}
+
+/** POST /token, then the book and account routes, each behind the token. */
+async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<void> {
+  const { config, store, worker } = deps;
   const tokens = deps.tokens ?? createTokenService(config.secret);
   const limiter = deps.limiter ?? (await openLoginLimiter(config, worker !== undefined));
   app.addHook("onClose", () => limiter.close());
@@ -117,7 +126,4 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   if (accounts !== undefined) {
     await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName });
   }
-  if (deps.webRoot !== undefined) await registerWebPage(app, deps.webRoot);
-  await app.ready();
-  return app;
 }
