@@ -1,6 +1,6 @@
-// What a store keeps of what it read: listing pages within a memory budget, books by id, and
-// for PostgreSQL the version of the database they were read at (SQLite's own rules:
-// sqlite/kept-reads.ts).
+// What a store keeps of what it read: listing pages within a memory budget, and (SQLite) books
+// by id. When what is kept may answer is each store's own rule: sqlite/kept-reads.ts and
+// postgres/kept-reads.ts.
 import type { Book } from "../rules/book.js";
 import type { BookPage } from "./store.js";
 
@@ -106,42 +106,4 @@ export interface BookCache {
   set(book: Book): void;
   forget(id: number): void;
   clear(): void;
-}
-
-/**
- * The listing pages and the books a store read, valid at one version of the database (SQLite's
- * data_version, PostgreSQL's commit validator). The store says which version it now reads;
- * what was kept at another is forgotten. Its own commits forget everything at once.
- */
-export interface ReadCaches<V = number> {
-  readonly pages: PageCache;
-  readonly books: BookCache;
-  /** The version the kept reads belong to; undefined before the first. */
-  readonly version: V | undefined;
-  /** Forgets every kept read, and keeps reads of `version` from now on. */
-  moveTo(version: V): void;
-  /** Forgets every kept read: the store has changed books itself. */
-  clear(): void;
-}
-
-export function createReadCaches<V = number>(): ReadCaches<V> {
-  const pages = createPageCache();
-  const books = createBookCache();
-  let version: V | undefined;
-  const clear = () => {
-    pages.clear();
-    books.clear();
-  };
-  return {
-    pages,
-    books,
-    get version() {
-      return version;
-    },
-    moveTo(next) {
-      clear();
-      version = next;
-    },
-    clear,
-  };
 }

@@ -4,7 +4,6 @@ import { type Book, type BookChanges, MAX_BOOK_ID, type NewBook } from "../../ru
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
 import { BookChangedError, BookIdsExhaustedError } from "../store.js";
-import { VERSION } from "./commit-counter.js";
 import type { Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
 
@@ -46,22 +45,16 @@ export async function insertBooks(
   });
 }
 
-/** The books of `ids` (undefined for an id no book has), and the version they were read at. */
+/** The books of `ids`, undefined for an id no book has. */
 export async function selectBooks(
   db: Queryable,
   ids: readonly number[],
-): Promise<{ books: (Book | undefined)[]; version: string }> {
-  // One row at least, for the version, whether or not any book is found.
-  const rows = await db.query<{ version: string } & (Book | { [K in keyof Book]: null })>(
-    sql`SELECT v.version, b.id, b.title, b.author, b.year
-      FROM (SELECT ${VERSION} AS version) v
-      LEFT JOIN books b ON b.id = ANY(${ids}::bigint[])`,
+): Promise<(Book | undefined)[]> {
+  const rows = await db.query<Book>(
+    sql`SELECT id, title, author, year FROM books WHERE id = ANY(${ids}::bigint[])`,
   );
-  const byId = new Map<number, Book>();
-  for (const { id, title, author, year } of rows) {
-    if (id !== null) byId.set(id, { id, title, author, year });
-  }
-  return { books: ids.map((id) => byId.get(id)), version: rows[0]?.version ?? "" };
+  const byId = new Map(rows.map((book) => [book.id, book]));
+  return ids.map((id) => byId.get(id));
 }
 
 export interface Update {

@@ -25,12 +25,10 @@ export interface Validator {
 export interface CommitCounter {
   /** The version now, by a query that begins after the call (shared with others waiting). */
   latest(): Promise<Validator>;
-  /** The number of a read about to begin that reads VERSION itself (beside other columns). */
-  claimRead(): number;
 }
 
 /** The version as one statement's snapshot sees it: a scalar subquery. */
-export const VERSION = sql`(SELECT (SELECT token FROM catalogue_generation) || ':'
+const VERSION = sql`(SELECT (SELECT token FROM catalogue_generation) || ':'
     || coalesce(sum(commits), 0) || ':' || coalesce(max(stamp), 0)
   FROM books_changes)`;
 
@@ -38,9 +36,8 @@ export function createCommitCounter(db: Queryable): CommitCounter {
   let reading: Promise<Validator> | undefined;
   let nextRead: Promise<Validator> | undefined;
   let reads = 0;
-  const claimRead = () => ++reads;
   const readVersion = async (): Promise<Validator> => {
-    const read = claimRead();
+    const read = ++reads;
     const [row] = await db.query<{ version: string }>(sql`SELECT ${VERSION} AS version`);
     return { version: row?.version ?? "", read };
   };
@@ -57,5 +54,5 @@ export function createCommitCounter(db: Queryable): CommitCounter {
     });
     return nextRead;
   }
-  return { latest, claimRead };
+  return { latest };
 }

@@ -1,11 +1,14 @@
-// Reads by id and listing pages kept in this instance while no commit anywhere has changed
-// books (commit-counter.ts): the one place that decides whether what is kept may answer.
+// Listing pages kept in this instance while no commit anywhere has changed books
+// (commit-counter.ts): the one place that decides whether a kept page may answer. Books read by
+// id are not kept: the version such a book needs is a round trip, as the book's own read is
+// (one statement for every read that arrives together, batching.ts), and keeping them won
+// nothing in the A/B (docs/architecture.md).
 import type { Book } from "../../rules/book.js";
-import { createReadCaches } from "../read-caches.js";
+import { createPageCache } from "../read-caches.js";
 import { type BookPage, type BookQuery, pageKey } from "../store.js";
 import type { Batched } from "./batching.js";
 import { selectBooks } from "./books.js";
-import { createCommitCounter, type Validator } from "./commit-counter.js";
+import { createCommitCounter } from "./commit-counter.js";
 import { withStoreErrors } from "./errors.js";
 import type { Listing } from "./listing.js";
 import type { Db } from "./pool.js";
@@ -16,58 +19,43 @@ export interface KeptReads {
 }
 
 export function createKeptReads(db: Db, batched: Batched, listing: Listing): KeptReads {
-  const caches = createReadCaches<string>();
+  const pages = createPageCache();
   const counter = createCommitCounter(db);
-  let cachesRead = 0;
+  let pagesVersion: string | undefined;
+  let pagesRead = 0;
   /**
-   * The version a read found, with what is kept emptied when it has changed. A reader keeps
-   * and uses what is kept only while its version is still the caches': one whose read began
-   * before the latest keeps nothing.
+   * The version a read found, with the pages kept emptied when it has changed. Only a read
+   * that began after the latest one may move the version the pages are kept at.
    */
-  function seen({ version, read }: Validator): string {
-    if (read > cachesRead) {
-      cachesRead = read;
-      if (version !== caches.version) caches.moveTo(version);
+  async function freshVersion(): Promise<string> {
+    const { version, read } = await counter.latest();
+    if (read > pagesRead) {
+      pagesRead = read;
+      if (version !== pagesVersion) {
+        pages.clear();
+        pagesVersion = version;
+      }
     }
     return version;
   }
-  const freshVersion = async () => seen(await counter.latest());
-  // Reads by id that arrive together go in one statement (batching.ts), which
-  // reads the version beside the books: a book not kept costs one round trip, not two.
   const readBooks = batched((ids: readonly number[]) =>
-    withStoreErrors(async () => {
-      const read = counter.claimRead();
-      const { books, version } = await selectBooks(db, ids);
-      return books.map((book) => ({ book, version, read }));
-    }),
+    withStoreErrors(() => selectBooks(db, ids)),
   );
 
   return {
-    async get(id) {
-      // As listing pages: a book read under the latest version is kept until it changes.
-      // One kept is used once the version is found unchanged; one not kept is read anew.
-      if (caches.books.get(id) !== undefined) {
-        const version = await freshVersion();
-        const kept = version === caches.version ? caches.books.get(id) : undefined;
-        if (kept !== undefined) return kept;
-      }
-      const { book, ...validator } = await readBooks(id);
-      const version = seen(validator);
-      if (book !== undefined && version === caches.version) caches.books.set(book);
-      return book;
-    },
+    get: readBooks,
     async list(query) {
       // The version is read before the page, so a page kept under a version holds every
       // commit it counts; a later commit changes the version, and the pages kept are forgotten.
       const asked = Date.now();
       const version = await freshVersion();
       const key = pageKey(query);
-      const kept = version === caches.version ? caches.pages.get(key) : undefined;
+      const kept = version === pagesVersion ? pages.get(key) : undefined;
       if (kept !== undefined) return kept;
       // The wait for the version is the store's, not the search's: it spends none of its time.
       if (query.searchWaited !== undefined) query.searchWaited.ms += Date.now() - asked;
       const page = await listing.list(query);
-      if (version === caches.version) caches.pages.set(key, page);
+      if (version === pagesVersion) pages.set(key, page);
       return page;
     },
   };

@@ -43,10 +43,10 @@ export interface PostgresOptions {
 export const STORE_OPEN_TIMEOUT_SECONDS = 10;
 
 /**
- * Connects a pool, brings the schema up to date, and serves books from it. Listing pages and
- * books read by id are kept while no commit has changed books, in any process or instance
- * (commit-counter.ts); writes and reads by id that arrive together (in one turn, or while the
- * pool is busy) go in one statement (batching.ts).
+ * Connects a pool, brings the schema up to date, and serves books from it. Listing pages are
+ * kept while no commit has changed books, in any process or instance (commit-counter.ts);
+ * writes and reads by id that arrive together (in one turn, or while the pool is busy) go in
+ * one statement (batching.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
   const db = await connect(url, options);
