@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
+import swaggerUi, { type FastifySwaggerUiOptions } from "@fastify/swagger-ui";
 import type {
   FastifyInstance,
   FastifyReply,
@@ -72,6 +72,73 @@ const DOCS_CONTENT_SECURITY_POLICY =
   "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
   "form-action 'self'; frame-ancestors 'none'";
 
+/** What the OpenAPI document says of the service as a whole; the routes add the rest. */
+const DOCUMENT = {
+  openapi: "3.1.0",
+  info: {
+    title: "Book Catalogue Service",
+    version,
+    description: DESCRIPTION,
+    license: { name: "MIT", identifier: "MIT" },
+    contact: { name: "The Book Catalogue Service maintainers" },
+  },
+  // Relative: the document describes the service that serves it, wherever that is.
+  servers: [{ url: "/", description: "The service serving this document" }],
+  components: {
+    responses: UNROUTED_RESPONSES,
+    securitySchemes: {
+      token: {
+        type: "apiKey" as const,
+        in: "header",
+        name: "Authorization",
+        description: "The token from POST /token, bare or as `Bearer <token>`.",
+      },
+    },
+  },
+  tags: [
+    { name: "tokens", description: "Exchange the built-in credentials for a token" },
+    { name: "books", description: "The catalogue; every route needs a token" },
+    { name: "accounts", description: "Accounts and their roles; managed by administrators" },
+    { name: "operations", description: "Liveness and readiness" },
+  ],
+};
+
+/** Swagger UI at /docs: the package's own files, this origin only, the one document. */
+const UI_OPTIONS: FastifySwaggerUiOptions = {
+  routePrefix: "/docs",
+  theme: {
+    title: "Book Catalogue Service: API",
+    css: [{ filename: "theme.css", content: THEME_CSS }],
+    favicon: [
+      {
+        filename: "favicon.svg",
+        rel: "icon",
+        sizes: "any",
+        type: "image/svg+xml",
+        content: FAVICON,
+      },
+    ],
+  },
+  // Swagger UI's page loads its scripts and styles from files; no other site may frame it.
+  staticCSP: DOCS_CONTENT_SECURITY_POLICY,
+  uiHooks: {
+    onRequest: (request, reply, done) => {
+      reply.header("referrer-policy", "no-referrer");
+      onlyOneDocumentUrl(request, reply, done);
+    },
+  },
+  uiConfig: {
+    // No call to any other host: Swagger UI's online validator is off.
+    validatorUrl: null,
+    // The token pasted under Authorize stays in the page's memory, never in localStorage:
+    // a reload forgets it.
+    persistAuthorization: false,
+    tryItOutEnabled: true,
+    // The page reads the one document; its loader is the top bar's, hidden above.
+    urls: [{ url: "/openapi.json", name: "Book Catalogue Service" }],
+  },
+};
+
 /**
  * The OpenAPI 3.1 description, generated from the route schemas, at GET /openapi.json, and an
  * interactive page at GET /docs served from the package's own files. Register before routes.
@@ -82,35 +149,7 @@ export async function registerDocs(
 ): Promise<void> {
   registerSchemas(app, options.credentialsExample);
   await app.register(swagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: {
-        title: "Book Catalogue Service",
-        version,
-        description: DESCRIPTION,
-        license: { name: "MIT", identifier: "MIT" },
-        contact: { name: "The Book Catalogue Service maintainers" },
-      },
-      // Relative: the document describes the service that serves it, wherever that is.
-      servers: [{ url: "/", description: "The service serving this document" }],
-      components: {
-        responses: UNROUTED_RESPONSES,
-        securitySchemes: {
-          token: {
-            type: "apiKey",
-            in: "header",
-            name: "Authorization",
-            description: "The token from POST /token, bare or as `Bearer <token>`.",
-          },
-        },
-      },
-      tags: [
-        { name: "tokens", description: "Exchange the built-in credentials for a token" },
-        { name: "books", description: "The catalogue; every route needs a token" },
-        { name: "accounts", description: "Accounts and their roles; managed by administrators" },
-        { name: "operations", description: "Liveness and readiness" },
-      ],
-    },
+    openapi: DOCUMENT,
     // HEAD is served wherever GET is: described too (completeDocument words it).
     exposeHeadRoutes: true,
     transformObject: (document) =>
@@ -123,39 +162,6 @@ export async function registerDocs(
         typeof json.$id === "string" ? json.$id : `def-${i}`,
     },
   });
-  await app.register(swaggerUi, {
-    routePrefix: "/docs",
-    theme: {
-      title: "Book Catalogue Service: API",
-      css: [{ filename: "theme.css", content: THEME_CSS }],
-      favicon: [
-        {
-          filename: "favicon.svg",
-          rel: "icon",
-          sizes: "any",
-          type: "image/svg+xml",
-          content: FAVICON,
-        },
-      ],
-    },
-    // Swagger UI's page loads its scripts and styles from files; no other site may frame it.
-    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
-    uiHooks: {
-      onRequest: (request, reply, done) => {
-        reply.header("referrer-policy", "no-referrer");
-        onlyOneDocumentUrl(request, reply, done);
-      },
-    },
-    uiConfig: {
-      // No call to any other host: Swagger UI's online validator is off.
-      validatorUrl: null,
-      // The token pasted under Authorize stays in the page's memory, never in localStorage:
-      // a reload forgets it.
-      persistAuthorization: false,
-      tryItOutEnabled: true,
-      // The page reads the one document; its loader is the top bar's, hidden above.
-      urls: [{ url: "/openapi.json", name: "Book Catalogue Service" }],
-    },
-  });
+  await app.register(swaggerUi, UI_OPTIONS);
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }
