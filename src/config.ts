@@ -125,15 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const db = parseDbUrl(rawDbUrl ?? DEFAULT_DB_URL, problems);
 
-  // `auto`: one worker per core this process may use.
-  const workers =
-    read("WORKERS") === "auto" ? availableParallelism() : integer("WORKERS", 1, 1, 256);
-  if (workers > 1 && db.kind === "sqlite" && db.path === ":memory:") {
-    problems.push(
-      "WORKERS above 1 needs a database file or PostgreSQL: sqlite::memory: lives in one process",
-    );
-  }
-
+  const workers = readWorkers(read("WORKERS"), integer, db, problems);
   const logLevel = read("LOG_LEVEL") ?? "info";
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
@@ -155,10 +147,44 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       !production && read("AUTH_USERNAME") === undefined && read("AUTH_PASSWORD") === undefined,
     secret,
     warnings,
-    bodyLimit: integer("BODY_LIMIT_BYTES", 64 * 1024, 1024, 16 * 1024 * 1024),
     loginMaxFailures: integer("LOGIN_MAX_FAILURES", 10, 1, 1_000_000),
     loginWindowSeconds: integer("LOGIN_WINDOW_SECONDS", 60, 1, 86_400),
     rateLimitRedisUrl: read("RATE_LIMIT_REDIS_URL"),
+    ...readHttpLimits(integer),
+    pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
+    dbTimeoutMs: integer("DB_TIMEOUT_SECONDS", 5, 1, 600) * 1000,
+    dbPreparedStatements: boolean("DB_PREPARED_STATEMENTS", true),
+    workers,
+    logLevel,
+    trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
+    backups: readBackupSchedule(read, integer, db, problems),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+type IntegerReader = ReturnType<typeof readersOf>["integer"];
+
+/** WORKERS: a number, or `auto` for one worker per core this process may use. */
+function readWorkers(
+  value: string | undefined,
+  integer: IntegerReader,
+  db: Config["db"],
+  problems: string[],
+): number {
+  const workers = value === "auto" ? availableParallelism() : integer("WORKERS", 1, 1, 256);
+  if (workers > 1 && db.kind === "sqlite" && db.path === ":memory:") {
+    problems.push(
+      "WORKERS above 1 needs a database file or PostgreSQL: sqlite::memory: lives in one process",
+    );
+  }
+  return workers;
+}
+
+/** The bounds on what clients may send and hold: bodies, time, connections, pipelining. */
+function readHttpLimits(integer: IntegerReader) {
+  return {
+    bodyLimit: integer("BODY_LIMIT_BYTES", 64 * 1024, 1024, 16 * 1024 * 1024),
     shutdownTimeoutMs: integer("SHUTDOWN_TIMEOUT_SECONDS", 10, 0, 3600) * 1000,
     shutdownDrainMs: integer("SHUTDOWN_DRAIN_SECONDS", 0, 0, 300) * 1000,
     requestTimeoutMs: integer("REQUEST_TIMEOUT_SECONDS", 30, 1, 3600) * 1000,
@@ -173,16 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Above MAX_CONNECTIONS_PER_CLIENT (100): one request at a time on each connection never waits.
     maxRequestsInFlightPerClient: integer("MAX_REQUESTS_IN_FLIGHT_PER_CLIENT", 128, 1, 1_000_000),
     keepAliveTimeoutMs: integer("KEEP_ALIVE_TIMEOUT_SECONDS", 5, 1, 3600) * 1000,
-    pgPoolSize: integer("PG_POOL_SIZE", 2, 1, 100),
-    dbTimeoutMs: integer("DB_TIMEOUT_SECONDS", 5, 1, 600) * 1000,
-    dbPreparedStatements: boolean("DB_PREPARED_STATEMENTS", true),
-    workers,
-    logLevel,
-    trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
-    backups: readBackupSchedule(read, integer, db, problems),
   };
-  if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(config);
 }
 
 /** Readers of the environment's variables; a value out of form adds to `problems`. */
