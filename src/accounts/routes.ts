@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { countAttempt, countSuccess } from "../auth/login.js";
 import type { LoginLimiter } from "../auth/login-limiter.js";
-import { hashPassword, verifyPassword } from "../auth/passwords.js";
+import type { Passwords } from "../auth/passwords.js";
 import { requireToken, type TokenCheck } from "../auth/require-token.js";
 import { allow, tokensEndNow } from "../auth/signed-in.js";
 import { parseBookId } from "../books/schemas.js";
@@ -24,6 +24,7 @@ export interface AccountRoutesOptions {
   tokenCheck: TokenCheck;
   limiter: LoginLimiter;
   isBuiltInName: (name: string) => boolean;
+  passwords: Passwords;
 }
 
 type NewAccountBody = { name: string; role: Role; password: string };
@@ -38,18 +39,18 @@ function refuse(reply: FastifyReply, reason: string) {
 }
 
 /** What a change sets in the store: a new password or a disable ends the account's tokens. */
-async function storedChanges(body: ChangesBody): Promise<AccountChanges> {
+async function storedChanges(body: ChangesBody, passwords: Passwords): Promise<AccountChanges> {
   const changes: AccountChanges = {};
   if (body.role !== undefined) changes.role = body.role;
   if (body.enabled !== undefined) changes.enabled = body.enabled;
-  if (body.password !== undefined) changes.passwordHash = await hashPassword(body.password);
+  if (body.password !== undefined) changes.passwordHash = await passwords.hash(body.password);
   if (body.password !== undefined || body.enabled === false)
     changes.tokensValidFrom = tokensEndNow();
   return changes;
 }
 
 export async function accountRoutes(app: FastifyInstance, options: AccountRoutesOptions) {
-  const { accounts, isBuiltInName } = options;
+  const { accounts, isBuiltInName, passwords } = options;
   const admins = { onRequest: allow("admin"), config: invalidInput };
   // An id written otherwise than plainly names no account.
   const idOf = (request: FastifyRequest<WithId>) => parseBookId(request.params.id);
@@ -65,7 +66,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
     async (request, reply) => {
       const { name, role, password } = request.body;
       if (isBuiltInName(name)) return refuse(reply, "name: the built-in pair's");
-      const passwordHash = await hashPassword(password);
+      const passwordHash = await passwords.hash(password);
       const created = await accounts.create({ name, role, passwordHash, tokensValidFrom: 0 });
       if (created === undefined) return refuse(reply, "name: taken by another account");
       return respond(reply, 201, Messages.accountCreated, created);
@@ -79,7 +80,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       const id = idOf(request);
       const exists = id !== undefined && (await accounts.get(id)) !== undefined;
       if (!exists) return respond(reply, 404, Messages.accountNotFound);
-      const updated = await accounts.update(id, await storedChanges(request.body));
+      const updated = await accounts.update(id, await storedChanges(request.body, passwords));
       if (updated === undefined) return respond(reply, 404, Messages.accountNotFound);
       return respond(reply, 200, Messages.accountUpdated, updated);
     },
@@ -113,7 +114,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
  * The signed-in account's new password, given its current one. A wrong current password counts
  * as a failed login of the account's name. The built-in pair's is AUTH_PASSWORD: 403.
  */
-function changeOwnPassword({ accounts, limiter }: AccountRoutesOptions) {
+function changeOwnPassword({ accounts, limiter, passwords }: AccountRoutesOptions) {
   return async (
     request: FastifyRequest<{ Body: { current: string; password: string } }>,
     reply: FastifyReply,
@@ -126,11 +127,11 @@ function changeOwnPassword({ accounts, limiter }: AccountRoutesOptions) {
       return respond(reply, 429, Messages.tooManyRequests);
     }
     const account = await accounts.get(id);
-    if (!(await verifyPassword(request.body.current, account?.passwordHash))) {
+    if (!(await passwords.verify(request.body.current, account?.passwordHash))) {
       return refuse(reply, "current: not the account's password");
     }
     await countSuccess(limiter, request.ip, name);
-    const changes = await storedChanges({ password: request.body.password });
+    const changes = await storedChanges({ password: request.body.password }, passwords);
     await accounts.update(id, changes);
     return respond(reply, 200, Messages.passwordChanged);
   };

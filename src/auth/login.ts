@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { AccountStore, StoredAccount } from "../store/accounts.js";
 import type { CredentialCheck } from "./credentials.js";
 import type { LoginLimiter } from "./login-limiter.js";
-import { verifyPassword } from "./passwords.js";
+import type { Passwords } from "./passwords.js";
 
 /** null: the built-in pair; an account; undefined: no one (401 `Invalid credentials`). */
 export type LoginResult = StoredAccount | null | undefined;
@@ -17,10 +17,11 @@ export interface LoginOptions {
   /** Whether a name is the built-in pair's, in constant time. */
   isBuiltInName: (name: string) => boolean;
   accounts: AccountStore | undefined;
+  passwords: Passwords;
 }
 
 export function createLogin(options: LoginOptions) {
-  const { checkCredentials, isBuiltInName, accounts } = options;
+  const { checkCredentials, isBuiltInName, accounts, passwords } = options;
   return async (name: string, password: string): Promise<LoginResult> => {
     const builtInOk = checkCredentials(name, password);
     // The built-in pair always wins for its own name.
@@ -30,7 +31,7 @@ export function createLogin(options: LoginOptions) {
       : { account: undefined, anyAccount: false };
     if (!anyAccount) return builtInOk ? null : undefined;
     const account = builtIn ? undefined : found;
-    const passwordOk = await verifyPassword(password, account?.passwordHash);
+    const passwordOk = await passwords.verify(password, account?.passwordHash);
     if (builtIn) return builtInOk ? null : undefined;
     if (account === undefined || !passwordOk || !account.enabled) return undefined;
     // Read again after the hash: a change of password, or a disable, made meanwhile wins.

@@ -49,19 +49,42 @@ function parse(encoded: string): { cost: ScryptCost; salt: Buffer; key: Buffer }
   return { cost: { ln, r, p }, salt: Buffer.from(match[4] as string, "base64"), key };
 }
 
-// What a login without an account is checked against: the current parameters, a random salt
-// and key. No password derives that key, and checking it costs what checking a real one does.
-const { ln, r, p } = PASSWORD_COST;
-const DUMMY = `$scrypt$ln=${ln},r=${r},p=${p}$${b64(randomBytes(SALT_BYTES))}$${b64(randomBytes(KEY_BYTES))}`;
+// What a login without an account is checked against: the parameters new hashes get, a random
+// salt and key. No password derives that key, and checking it costs what checking a real one does.
+const dummyAt = ({ ln, r, p }: ScryptCost) =>
+  `$scrypt$ln=${ln},r=${r},p=${p}$${b64(randomBytes(SALT_BYTES))}$${b64(randomBytes(KEY_BYTES))}`;
+const DUMMY = dummyAt(PASSWORD_COST);
 
 /**
  * Whether `password` is the one `encoded` was made from, compared in constant time. Without a
  * hash (no such account), or with one that cannot be read, the made-up one is checked instead,
  * so that the answer takes as long, and is false.
  */
-export async function verifyPassword(password: string, encoded?: string): Promise<boolean> {
+export function verifyPassword(password: string, encoded?: string): Promise<boolean> {
+  return verifyAgainst(password, encoded, DUMMY);
+}
+
+async function verifyAgainst(password: string, encoded: string | undefined, dummy: string) {
   const parsed = parse(encoded ?? "");
-  const used = parsed ?? (parse(DUMMY) as NonNullable<typeof parsed>);
+  const used = parsed ?? (parse(dummy) as NonNullable<typeof parsed>);
   const key = await derive(password, used.salt, used.cost);
   return timingSafeEqual(key, used.key) && parsed !== undefined;
+}
+
+/** Hashing and checking passwords at one cost: what the app is built with. */
+export interface Passwords {
+  hash(password: string): Promise<string>;
+  verify(password: string, encoded?: string): Promise<boolean>;
+}
+
+/**
+ * Passwords hashed at `cost`, an unknown name checked at it too. The service uses
+ * PASSWORD_COST; tests that log in hundreds of times build their app with a cheaper one.
+ */
+export function passwordsAt(cost: ScryptCost): Passwords {
+  const dummy = cost === PASSWORD_COST ? DUMMY : dummyAt(cost);
+  return {
+    hash: (password) => hashPassword(password, cost),
+    verify: (password, encoded) => verifyAgainst(password, encoded, dummy),
+  };
 }

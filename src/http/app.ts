@@ -6,6 +6,7 @@ import { accountRoutes } from "../accounts/routes.js";
 import { createCredentialCheck, createNameCheck } from "../auth/credentials.js";
 import type { LoginLimiter } from "../auth/login-limiter.js";
 import { openLoginLimiter } from "../auth/open-login-limiter.js";
+import { PASSWORD_COST, type Passwords, passwordsAt } from "../auth/passwords.js";
 import type { TokenCheck } from "../auth/require-token.js";
 import { authRoutes } from "../auth/routes.js";
 import { builtInPair } from "../auth/signed-in.js";
@@ -40,6 +41,8 @@ export interface AppDependencies {
   webRoot?: string;
   /** This worker's number, with WORKERS above 1: named in every log line and request id. */
   worker?: number;
+  /** How account passwords are hashed; at PASSWORD_COST when absent (tests use a cheaper one). */
+  passwords?: Passwords;
 }
 
 export interface App extends FastifyInstance {
@@ -118,12 +121,14 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
   const checkCredentials = createCredentialCheck(config.username, config.password);
   const isBuiltInName = createNameCheck(config.username);
   const { accounts } = store;
-  await app.register(authRoutes, { tokens, checkCredentials, isBuiltInName, accounts, limiter });
+  const passwords = deps.passwords ?? passwordsAt(PASSWORD_COST);
+  const login = { checkCredentials, isBuiltInName, accounts, passwords };
+  await app.register(authRoutes, { ...login, tokens, limiter });
   // Every route behind a token knows who it signs in (signed-in.ts).
   app.decorateRequest("signedIn", null as unknown as TokenCheck["builtIn"]);
   const tokenCheck: TokenCheck = { tokens, accounts, builtIn: builtInPair(config.username) };
   await app.register(bookRoutes, { store, tokenCheck });
   if (accounts !== undefined) {
-    await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName });
+    await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName, passwords });
   }
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { passwordsAt } from "../../src/auth/passwords.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { type App, type AppDependencies, buildApp } from "../../src/http/app.js";
 import type { Envelope } from "../../src/http/envelope.js";
@@ -29,6 +30,12 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
+/**
+ * Passwords at a cost far below the service's (N=2^10, not 2^17): the suites log in hundreds of
+ * times. What the real cost does (its time, an unknown name's) is tested at PASSWORD_COST.
+ */
+export const TEST_PASSWORDS = passwordsAt({ ln: 10, r: 8, p: 1 });
+
 export async function buildTestApp(
   options: Partial<AppDependencies> & { env?: Record<string, string> } = {},
 ): Promise<App> {
@@ -36,7 +43,7 @@ export async function buildTestApp(
   const config = deps.config ?? testConfig(env);
   const store = deps.store ?? openSqliteStore(":memory:");
   if (process.env.TEST_ACCOUNT_PRESENT === "1") await addPresentAccount(store);
-  return buildApp({ ...deps, config, store });
+  return buildApp({ passwords: TEST_PASSWORDS, ...deps, config, store });
 }
 
 /**
