@@ -4,6 +4,8 @@ import { CatalogueError } from "../client/client.js";
 export class UsageError extends Error {}
 /** The file cannot be imported at all: exit 2. */
 export class FileError extends Error {}
+/** What was typed or piped cannot be used (a password too short): nothing was sent, exit 2. */
+export class InputError extends Error {}
 
 /** The one line a failure prints, and the exit code: 2 when nothing could be tried, else 1. */
 export function describeFailure(error: unknown): { message: string; exitCode: number } {
@@ -18,6 +20,7 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
   const unusable =
     error instanceof UsageError ||
     error instanceof FileError ||
+    error instanceof InputError ||
     String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
   return { message, exitCode: unusable ? 2 : 1 };
 }

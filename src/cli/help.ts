@@ -10,12 +10,13 @@ Commands:
   backup FILE           Write a consistent snapshot of the catalogue, every id kept
   backup --check FILE   Prove that FILE is a complete, intact backup
   restore FILE          Put a backup's books, with their ids, into an empty catalogue
+  accounts …            List, add, change, disable or remove accounts (administrators)
 
 Options for backup and restore:
   --db URL              The catalogue (default: DB_URL of the environment or .env, else
                         sqlite:./data/books.db)
 
-Options for token, import and export:
+Options for token, import, export and accounts:
   --url URL             The service (default: BOOK_CATALOGUE_URL or http://localhost:8080)
   --username NAME       Default: AUTH_USERNAME or admin
   --password PASSWORD   Default: AUTH_PASSWORD or password
@@ -83,4 +84,23 @@ above every id the backed-up catalogue ever gave. Either store restores a backup
 (the way to move a catalogue to PostgreSQL). Stop the service first: its writes wait.
 
   --replace             Replace the books the catalogue holds (else it must be empty)`,
+  accounts: `Usage: book-catalogue accounts list [connection options]
+       book-catalogue accounts add NAME --role ROLE
+       book-catalogue accounts role NAME ROLE
+       book-catalogue accounts password NAME
+       book-catalogue accounts disable NAME | enable NAME | remove NAME
+
+Manages the service's accounts through its API, signed in as an administrator (the built-in
+pair, AUTH_USERNAME, or an admin account). ROLE is reader, librarian or admin. Never prints
+a password or its hash.
+
+add and password read the new password (at least 12 characters) from a prompt that does not
+echo it, asked twice, on a terminal; else from the first line of standard input:
+  printf '%s\n' "$NEW_PASSWORD" | book-catalogue accounts password alice
+Never from the command line, where other users of the machine can read it.
+
+password (a reset) and disable end the account's tokens at once; remove ends them too.
+Exit code: 0 done; 1 the service refused (a name taken, no account of that name, not an
+administrator) or could not be reached; 2 the command is wrong (a role that is not one),
+or the password is too short or was not given.`,
 } as const;

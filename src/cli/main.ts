@@ -6,6 +6,7 @@ import "./warnings.js";
 import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
 import { keepFilesPrivate } from "../private-files.js";
+import { accountsCommand } from "./accounts.js";
 import { connection, connectionOptions } from "./connection.js";
 import { describeFailure, UsageError } from "./errors.js";
 import { exportBooks } from "./export.js";
@@ -51,6 +52,8 @@ async function main(argv: string[]) {
       return (await import("./backup.js")).backupCommand(args);
     case "restore":
       return (await import("./restore.js")).restoreCommand(args);
+    case "accounts":
+      return accountsCommand(args);
   }
 }
 
