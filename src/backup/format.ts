@@ -1,12 +1,19 @@
 // The backup file, the same from either store (docs/operations.md#the-backup-file): a header
-// line of fixed width, then one JSON line per book in id order. The header's checksum covers
-// its other fields and every byte after it.
+// line of fixed width, then one JSON line per account (format 2 on) and one per book, each in
+// id order. The header's checksum covers its other fields and every byte after it.
 import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { type Book, MAX_BOOK_ID } from "../rules/book.js";
 
 export const BACKUP_FORMAT = "book-catalogue-backup";
-export const BACKUP_VERSION = 1;
+/**
+ * The format this build writes: 2 adds the accounts. It reads 1 too, whose restore leaves the
+ * catalogue's accounts as they are.
+ */
+export const BACKUP_VERSION = 2;
+const READ_VERSIONS: readonly number[] = [1, 2];
+/** The most accounts a backup may hold: they are kept in memory while it is read. */
+export const MAX_BACKUP_ACCOUNTS = 100_000;
 /**
  * The header's width, its newline included. Fixed, so the header can be written last, once
  * the count and the checksum are known, over the blanks the file began with.
@@ -22,6 +29,8 @@ export interface BackupHeader {
   /** When the snapshot began (ISO 8601, UTC). */
   createdAt: string;
   books: number;
+  /** How many accounts (format 2 on; a file of format 1 has none and says nothing of them). */
+  accounts?: number;
   /** The id the next new book takes: above every id the catalogue ever gave. */
   nextId: number;
   /** The checksum of the other fields and every byte after the header (checksumOf). */
@@ -29,14 +38,15 @@ export interface BackupHeader {
 }
 
 /**
- * The header's checksum, in hex: SHA-256 of its other fields as JSON, in the order above, a
- * newline, and the hex SHA-256 of every byte after the header. A change to any field or any
- * book fails it.
+ * The header's checksum, in hex: SHA-256 of its other fields as JSON, in the order above
+ * (`accounts` from format 2 on), a newline, and the hex SHA-256 of every byte after the header.
+ * A change to any field, any account or any book fails it.
  */
-export function checksumOf(header: Omit<BackupHeader, "sha256">, booksSha256: string): string {
-  const { format, version, createdAt, books, nextId } = header;
-  const fields = JSON.stringify({ format, version, createdAt, books, nextId });
-  return createHash("sha256").update(`${fields}\n${booksSha256}`).digest("hex");
+export function checksumOf(header: Omit<BackupHeader, "sha256">, linesSha256: string): string {
+  const { format, version, createdAt, books, accounts, nextId } = header;
+  const counts = version === 1 ? { books } : { books, accounts };
+  const fields = JSON.stringify({ format, version, createdAt, ...counts, nextId });
+  return createHash("sha256").update(`${fields}\n${linesSha256}`).digest("hex");
 }
 
 /** The file is not a complete, intact backup this build can read. */
@@ -69,9 +79,9 @@ export function decodeHeader(bytes: Buffer): BackupHeader {
     throw notBackup;
   }
   if (header?.format !== BACKUP_FORMAT) throw notBackup;
-  if (header.version !== BACKUP_VERSION) {
+  if (!READ_VERSIONS.includes(header.version as number)) {
     throw new BackupFileError(
-      `it is a backup of format ${header.version}, which this build does not read (it reads ${BACKUP_VERSION})`,
+      `it is a backup of format ${header.version}, which this build does not read (it reads ${READ_VERSIONS.join(" and ")})`,
     );
   }
   const wholeFrom = (value: unknown, min: number) =>
@@ -84,6 +94,9 @@ export function decodeHeader(bytes: Buffer): BackupHeader {
   }
   if (
     !wholeFrom(header.books, 0) ||
+    (header.version === 1
+      ? header.accounts !== undefined
+      : !wholeFrom(header.accounts, 0) || (header.accounts as number) > MAX_BACKUP_ACCOUNTS) ||
     !(header.nextId === MAX_NEXT_ID || wholeFrom(header.nextId, 1)) ||
     typeof header.createdAt !== "string" ||
     !/^[0-9a-f]{64}$/.test(header.sha256 ?? "")

@@ -1,11 +1,14 @@
-// Reading a backup file back: its header, then its books a page at a time, each line checked
-// as it comes and the count and checksum at the end. Memory stays at a page, whatever the size.
+// Reading a backup file back: its header, its accounts, then its books a page at a time, each
+// line checked as it comes and the counts and checksum at the end. Memory stays at a page of
+// books (and the accounts), whatever the size.
 import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { type Book, checkBook, MAX_BOOK_ID } from "../rules/book.js";
+import type { StoredAccount } from "../store/accounts.js";
 import { BACKUP_PAGE_SIZE } from "../store/backup.js";
+import { accountChecker } from "./accounts.js";
 import {
   BackupFileError,
   type BackupHeader,
@@ -33,13 +36,18 @@ export async function readHeader(path: string): Promise<BackupHeader> {
 export const MAX_LINE_BYTES = 64 * 1024;
 
 /**
- * The backup's books in pages, in id order. Throws BackupFileError, at the latest after the
- * last page, when a line is not a book, the ids do not rise, or the count or the checksum
- * is not the header's: a consumer that writes the pages must do so in a transaction.
+ * The backup's books in pages, in id order; its accounts, checked as they come, are pushed to
+ * `accounts` when given. Throws BackupFileError, at the latest after the last page, when a line
+ * is not an account or a book, the ids do not rise, or a count or the checksum is not the
+ * header's: a consumer that writes the pages must do so in a transaction.
  */
-export async function* readBooks(path: string, header: BackupHeader): AsyncGenerator<Book[]> {
+export async function* readBooks(
+  path: string,
+  header: BackupHeader,
+  accounts: StoredAccount[] = [],
+): AsyncGenerator<Book[]> {
   const hash = createHash("sha256");
-  const check = bookChecker(header);
+  const check = lineChecker(header, accounts);
   const cut = lineCutter();
   let page: Book[] = [];
   for await (const chunk of createReadStream(path, {
@@ -48,7 +56,8 @@ export async function* readBooks(path: string, header: BackupHeader): AsyncGener
   })) {
     hash.update(chunk as Buffer);
     for (const line of cut.lines(chunk as Buffer)) {
-      page.push(check(line));
+      const book = check(line);
+      if (book !== undefined) page.push(book);
       if (page.length === BACKUP_PAGE_SIZE) {
         yield page;
         page = [];
@@ -56,15 +65,54 @@ export async function* readBooks(path: string, header: BackupHeader): AsyncGener
     }
   }
   if (cut.pending()) throw new BackupFileError("its last line is cut short");
-  if (check.count() !== header.books) {
-    throw new BackupFileError(
-      `it holds ${check.count()} books, not the ${header.books} its header names`,
-    );
-  }
+  check.counts();
   if (checksumOf(header, hash.digest("hex")) !== header.sha256) {
     throw new BackupFileError("its checksum does not match: the file is damaged");
   }
   if (page.length > 0) yield page;
+}
+
+/**
+ * Checks each line in turn: the header's count of accounts first (pushed to `accounts`), then
+ * books (returned). `counts` then throws when either count is not the header's.
+ */
+function lineChecker(header: BackupHeader, accounts: StoredAccount[]) {
+  const expected = header.accounts ?? 0;
+  const checkAccount = accountChecker();
+  const checkBook = bookChecker(header);
+  // Line 1 is the header.
+  let line = 1;
+  const check = (bytes: Buffer): Book | undefined => {
+    line += 1;
+    const fields = parsed(bytes, line);
+    if (line - 1 > expected) return checkBook(fields, line);
+    accounts.push(checkAccount(fields, line));
+    return undefined;
+  };
+  const counts = () => {
+    const seen = Math.min(line - 1, expected);
+    if (seen !== expected) {
+      throw new BackupFileError(`it holds ${seen} of the ${expected} accounts its header names`);
+    }
+    if (checkBook.count() !== header.books) {
+      throw new BackupFileError(
+        `it holds ${checkBook.count()} books, not the ${header.books} its header names`,
+      );
+    }
+  };
+  return Object.assign(check, { counts });
+}
+
+/** A line's JSON, or BackupFileError naming the line. */
+function parsed(bytes: Buffer, line: number): Record<string, unknown> {
+  const damaged = (why: string) => new BackupFileError(`line ${line} ${why}: the file is damaged`);
+  // Decoding would put U+FFFD in place of what is not UTF-8, and restore another text.
+  if (!isUtf8(bytes)) throw damaged("is not valid UTF-8");
+  try {
+    return JSON.parse(bytes.toString("utf8")) ?? {};
+  } catch {
+    throw damaged("is not JSON");
+  }
 }
 
 /**
@@ -104,36 +152,27 @@ function lineCutter() {
   };
 }
 
-/** Checks each line in turn: a book, its id above the last one and below the next id. */
+/** Checks each book line in turn: a book, its id above the last one and below the next id. */
 function bookChecker(header: BackupHeader) {
   let count = 0;
   let lastId = 0;
-  const check = (line: Buffer): Book => {
+  const check = (fields: Partial<Book>, line: number): Book => {
     count += 1;
-    // Line 1 is the header.
     const damaged = (why: string) =>
-      new BackupFileError(`line ${count + 1} ${why}: the file is damaged`);
-    // Decoding would put U+FFFD in place of what is not UTF-8, and restore another text.
-    if (!isUtf8(line)) throw damaged("is not valid UTF-8");
-    let fields: Partial<Book>;
-    try {
-      fields = JSON.parse(line.toString("utf8"));
-    } catch {
-      throw damaged("is not JSON");
-    }
-    const { id } = fields ?? {};
-    const { book } = checkBook(fields ?? {});
+      new BackupFileError(`line ${line} ${why}: the file is damaged`);
+    const { id } = fields;
+    const { book } = checkBook(fields);
     if (book === undefined) throw damaged("is not a book");
     if (Number.isInteger(id) && (id as number) > MAX_BOOK_ID) {
       throw new BackupFileError(
-        `line ${count + 1} has the id ${id}, past the largest id a book can have (${MAX_BOOK_ID})`,
+        `line ${line} has the id ${id}, past the largest id a book can have (${MAX_BOOK_ID})`,
       );
     }
     if (!Number.isSafeInteger(id) || (id as number) <= lastId)
       throw damaged("has an id out of order");
     if ((id as number) >= header.nextId) {
       throw new BackupFileError(
-        `its header's next id is not above the id of line ${count + 1}: the file is damaged`,
+        `its header's next id is not above the id of line ${line}: the file is damaged`,
       );
     }
     lastId = id as number;
@@ -142,16 +181,23 @@ function bookChecker(header: BackupHeader) {
   return Object.assign(check, { count: () => count });
 }
 
-/** Reads the whole file as a restore would, and returns its header when every check holds. */
+/** A backup proved whole: its header, and its accounts (undefined in a file of format 1). */
+export interface CheckedBackup {
+  header: BackupHeader;
+  accounts: StoredAccount[] | undefined;
+}
+
+/** Reads the whole file as a restore would, and returns it when every check holds. */
 export async function checkBackup(
   path: string,
   onProgress?: (done: number, total: number) => void,
-): Promise<BackupHeader> {
+): Promise<CheckedBackup> {
   const header = await readHeader(path);
+  const accounts: StoredAccount[] = [];
   let done = 0;
-  for await (const page of readBooks(path, header)) {
+  for await (const page of readBooks(path, header, accounts)) {
     done += page.length;
     onProgress?.(done, header.books);
   }
-  return header;
+  return { header, accounts: header.accounts === undefined ? undefined : accounts };
 }

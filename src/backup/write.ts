@@ -1,4 +1,4 @@
-// Writing a backup: the snapshot's books streamed to a temporary file beside the target,
+// Writing a backup: the snapshot's accounts, then its books, streamed to a temporary file beside the target,
 // the header written last, then one rename. A backup that fails or is killed leaves no file
 // under the target's name, and its temporary file never passes a check.
 import { createHash } from "node:crypto";
@@ -6,6 +6,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createPrivateFile, temporaryName } from "../private-files.js";
 import type { BackupStore, CatalogueSnapshot } from "../store/backup.js";
+import { encodeAccount } from "./accounts.js";
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -37,7 +38,7 @@ export async function writeBackup(
     // Blanks where the header goes: until it is written, the file is no backup.
     await handle.write(Buffer.alloc(HEADER_BYTES, " "));
     const header = await store.readSnapshot((snapshot) =>
-      writeBooks(snapshot, (bytes) => handle.write(bytes), onProgress),
+      writeSnapshot(snapshot, (bytes) => handle.write(bytes), onProgress),
     );
     await handle.write(encodeHeader(header), 0, HEADER_BYTES, 0);
     await handle.sync();
@@ -52,13 +53,16 @@ export async function writeBackup(
   }
 }
 
-async function writeBooks(
+async function writeSnapshot(
   snapshot: CatalogueSnapshot,
   write: (bytes: Buffer) => Promise<unknown>,
   onProgress?: Progress,
 ): Promise<BackupHeader> {
   const createdAt = new Date().toISOString();
   const hash = createHash("sha256");
+  const accounts = Buffer.from(snapshot.accounts.map(encodeAccount).join(""));
+  hash.update(accounts);
+  await write(accounts);
   let books = 0;
   let lastId = 0;
   for await (const page of snapshot.pages()) {
@@ -78,6 +82,7 @@ async function writeBooks(
     version: BACKUP_VERSION,
     createdAt,
     books,
+    accounts: snapshot.accounts.length,
     nextId,
   } as const;
   return { ...fields, sha256: checksumOf(fields, hash.digest("hex")) };

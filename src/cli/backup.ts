@@ -1,7 +1,7 @@
 // book-catalogue backup FILE: one consistent snapshot of the catalogue to a file, read from
 // the store itself while the service goes on serving; --check FILE proves a file.
 import { parseArgs } from "node:util";
-import { BackupFileError } from "../backup/format.js";
+import { BackupFileError, type BackupHeader } from "../backup/format.js";
 import { checkBackup } from "../backup/read.js";
 import { partialName, writeBackup } from "../backup/write.js";
 import { describeDb } from "../config.js";
@@ -23,9 +23,9 @@ export async function backupCommand(args: string[]): Promise<void> {
     if (values.db !== undefined) throw new UsageError("backup --check reads only the file");
     const bar = progressBar();
     const check = () => checkBackup(file, (done, total) => bar(done, total, "checked"));
-    const header = await readingBackup(file, check);
+    const { header } = await readingBackup(file, check);
     process.stdout.write(
-      `${file}: a complete backup of ${counted(header.books, "book")} taken ${header.createdAt} (next id ${header.nextId})\n`,
+      `${file}: a complete backup of ${contents(header)} taken ${header.createdAt} (next id ${header.nextId}${olderFormat(header)})\n`,
     );
     return;
   }
@@ -45,12 +45,24 @@ export async function backupCommand(args: string[]): Promise<void> {
     });
     stopWatching();
     process.stdout.write(
-      `backed up ${counted(header.books, "book")} from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
+      `backed up ${contents(header)} from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
     );
   } finally {
     await store.close();
   }
 }
+
+/** "3 books and 2 accounts"; a file of format 1 says nothing of accounts, nor does this. */
+export const contents = (header: BackupHeader) =>
+  header.accounts === undefined
+    ? counted(header.books, "book")
+    : `${counted(header.books, "book")} and ${counted(header.accounts, "account")}`;
+
+/** What a file of format 1 means for a restore, after its next id; nothing for a newer one. */
+export const olderFormat = (header: BackupHeader) =>
+  header.accounts === undefined
+    ? "; format 1, without accounts: a restore leaves the catalogue's accounts as they are"
+    : "";
 
 /** Runs a read of the backup file; a file that is no backup, or none, says so by name. */
 export async function readingBackup<T>(file: string, read: () => Promise<T>): Promise<T> {

@@ -7,7 +7,7 @@ Commands:
   token                 Print a token, for scripts
   import FILE           Add books from a JSON array or a CSV file (a Goodreads export works)
   export [-o FILE]      Write the whole catalogue to standard output, or to FILE
-  backup FILE           Write a consistent snapshot of the catalogue, every id kept
+  backup FILE           Write a consistent snapshot of the catalogue and its accounts
   backup --check FILE   Prove that FILE is a complete, intact backup
   restore FILE          Put a backup's books, with their ids, into an empty catalogue
   accounts …            List, add, change, disable or remove accounts (administrators)
@@ -67,23 +67,27 @@ A reader that stops early (export | head) ends the export quietly, with exit sta
   backup: `Usage: book-catalogue backup FILE [--db URL]
        book-catalogue backup --check FILE
 
-Writes one consistent snapshot of the whole catalogue to FILE, every book with its id, while
-the service goes on serving: every write that finished before the backup began is in it.
+Writes one consistent snapshot of the whole catalogue to FILE, every book with its id and
+every account with its password's hash (keep FILE private), while the service goes on serving: every write that finished before the backup began is in it.
 It reads the store itself (DB_URL, as the service does, or --db), whether or not the service
 runs. FILE appears only when complete: a backup that fails leaves no FILE behind.
 
-  --check               Read FILE through and verify every book, the count and the
-                        checksum; write nothing (exit 1 when it is not a usable backup)
+  --check               Read FILE through and verify every account and book, the counts
+                        and the checksum, and print them; write nothing (exit 1 when it
+                        is not a usable backup)
 
 The format, and how to schedule backups: docs/operations.md.`,
   restore: `Usage: book-catalogue restore FILE [--replace] [--db URL]
 
-Checks the whole of FILE, then writes its books with their ids into the catalogue (DB_URL,
-or --db) in one transaction: a failure leaves the catalogue as it was. Later books get ids
+Checks the whole of FILE, then writes its books and accounts with their ids into the
+catalogue (DB_URL, or --db) in one transaction: a failure leaves the catalogue as it was.
+Every token issued before the restore to the accounts it restores ends. A backup of format 1
+(before accounts) leaves the catalogue's accounts as they are. Later books get ids
 above every id the backed-up catalogue ever gave. Either store restores a backup of either
 (the way to move a catalogue to PostgreSQL). Stop the service first: its writes wait.
 
-  --replace             Replace the books the catalogue holds (else it must be empty)`,
+  --replace             Replace the books and accounts the catalogue holds (else it
+                        must hold none)`,
   accounts: `Usage: book-catalogue accounts list [connection options]
        book-catalogue accounts add NAME --role ROLE
        book-catalogue accounts role NAME ROLE

@@ -1,14 +1,16 @@
-// book-catalogue restore FILE: a backup's books, with their ids, into an empty catalogue (or
-// in place of its books with --replace), all or nothing, once the whole file has been checked.
+// book-catalogue restore FILE: a backup's books and accounts, with their ids, into an empty
+// catalogue (or in place of its own with --replace), all or nothing, once the whole file has
+// been checked.
 import { parseArgs } from "node:util";
+import { withTokensEnded } from "../backup/accounts.js";
 import { checkBackup, readBooks } from "../backup/read.js";
 import { describeDb } from "../config.js";
 import { CatalogueNotEmptyError } from "../store/backup.js";
 import { openBackupStore } from "../store/open.js";
-import { readingBackup } from "./backup.js";
+import { contents, olderFormat, readingBackup } from "./backup.js";
 import { databaseOptions, databaseTarget } from "./database.js";
 import { UsageError } from "./errors.js";
-import { counted, progressBar } from "./progress.js";
+import { progressBar } from "./progress.js";
 
 export async function restoreCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -24,7 +26,7 @@ export async function restoreCommand(args: string[]): Promise<void> {
   // Nothing is written before the whole file has proved itself.
   const checked = progressBar();
   const check = () => checkBackup(file, (done, total) => checked(done, total, "checked"));
-  const header = await readingBackup(file, check);
+  const { header, accounts } = await readingBackup(file, check);
   const store = await openBackupStore(target, "restore");
   let nextId: number;
   try {
@@ -38,17 +40,23 @@ export async function restoreCommand(args: string[]): Promise<void> {
       }
     }
     nextId = await readingBackup(file, () =>
-      store.restore(pages(), header.nextId, values.replace === true),
+      store.restore(
+        pages(),
+        header.nextId,
+        values.replace === true,
+        accounts && withTokensEnded(accounts),
+      ),
     );
   } catch (error) {
     if (!(error instanceof CatalogueNotEmptyError)) throw error;
+    const held = contents({ ...header, books: error.count, accounts: error.accounts || undefined });
     throw new Error(
-      `the catalogue at ${where} already holds ${counted(error.count, "book")}: restore into an empty catalogue, or add --replace to replace them`,
+      `the catalogue at ${where} already holds ${held}: restore into an empty catalogue, or add --replace to replace them`,
     );
   } finally {
     await store.close();
   }
   process.stdout.write(
-    `restored ${counted(header.books, "book")} from ${file} into ${where} (next id ${nextId})\n`,
+    `restored ${contents(header)} from ${file} into ${where} (next id ${nextId}${olderFormat(header)})\n`,
   );
 }

@@ -1,6 +1,7 @@
 // What a backup needs from a store, beside serving books: one consistent snapshot to read
 // while the catalogue keeps serving, and a restore that keeps every id, all or nothing.
 import { type Book, MAX_BOOK_ID } from "../rules/book.js";
+import type { StoredAccount } from "./accounts.js";
 
 /** One consistent view of the whole catalogue: every book committed before it began. */
 export interface CatalogueSnapshot {
@@ -10,6 +11,8 @@ export interface CatalogueSnapshot {
   readonly nextId: number;
   /** The snapshot's books in id order, a page at a time; other work goes on between pages. */
   pages(): AsyncIterable<Book[]>;
+  /** Every account of the snapshot, in id order, with its password's hash. */
+  readonly accounts: readonly StoredAccount[];
 }
 
 export interface BackupStore {
@@ -20,18 +23,30 @@ export interface BackupStore {
    * `nextId`: all or nothing. A catalogue that holds books is refused (CatalogueNotEmptyError)
    * unless `replace`, which removes them in the same transaction. Resolves with the id the
    * next new book takes: `nextId`, or the catalogue's own when that is higher.
+   *
+   * With `accounts`, they replace the catalogue's, ids and all, in the same transaction, and a
+   * catalogue that holds accounts counts as not empty; without (a backup of format 1), the
+   * catalogue's accounts are left as they are.
    */
-  restore(pages: AsyncIterable<Book[]>, nextId: number, replace: boolean): Promise<number>;
+  restore(
+    pages: AsyncIterable<Book[]>,
+    nextId: number,
+    replace: boolean,
+    accounts?: readonly StoredAccount[],
+  ): Promise<number>;
   close(): Promise<void>;
 }
 
 /** What a backup or restore reads a page at a time. */
 export const BACKUP_PAGE_SIZE = 1000;
 
-/** A restore would mix the backup's books with books already there. */
+/** A restore would mix the backup's books, or accounts, with those already there. */
 export class CatalogueNotEmptyError extends Error {
-  constructor(readonly count: number) {
-    super(`the catalogue already holds ${count} book${count === 1 ? "" : "s"}`);
+  constructor(
+    readonly count: number,
+    readonly accounts = 0,
+  ) {
+    super(`the catalogue already holds ${count} books and ${accounts} accounts`);
     this.name = "CatalogueNotEmptyError";
   }
 }

@@ -127,7 +127,10 @@ for (const kind of ["sqlite", "postgres"] as const) {
       for (const id of deletedBefore)
         assert.ok(!ids.has(id), `book ${id}, deleted before, is absent`);
       assert.equal(header.books, books.length);
-      assert.match(backup.stdout, new RegExp(`^backed up ${books.length} books from `));
+      assert.match(
+        backup.stdout,
+        new RegExp(`^backed up ${books.length} books and 0 accounts from `),
+      );
 
       const target = await newCatalogue(kind);
       try {
@@ -166,7 +169,10 @@ for (const kind of ["sqlite", "postgres"] as const) {
       assert.equal((await cli(["backup", file, "--db", source.dbUrl])).code, 0);
       const check = await cli(["backup", "--check", file]);
       assert.equal(check.code, 0, check.stderr);
-      assert.match(check.stdout, /: a complete backup of \d+ books taken .* \(next id \d+\)\n$/);
+      assert.match(
+        check.stdout,
+        /: a complete backup of \d+ books and 0 accounts taken .* \(next id \d+\)\n$/,
+      );
 
       const bytes = readFileSync(file);
       const damaged = join(dir, "damaged.backup");

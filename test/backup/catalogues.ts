@@ -200,19 +200,21 @@ export async function until(
 }
 
 /**
- * A backup file of `lines` (the bytes after the header: books' lines, or anything a test
- * needs), sealed with a checksum that holds, as the backup command seals one.
+ * A backup file of `lines` (the bytes after the header: accounts' and books' lines, or anything
+ * a test needs), sealed with a checksum that holds, as the backup command seals one.
  */
 export function writeBackupBytes(
   path: string,
   lines: Buffer,
-  fields: { books: number; nextId: number },
+  fields: { books: number; nextId: number; accounts?: number },
 ): void {
   const header = {
     format: BACKUP_FORMAT,
     version: BACKUP_VERSION,
     createdAt: new Date().toISOString(),
-    ...fields,
+    books: fields.books,
+    accounts: fields.accounts ?? 0,
+    nextId: fields.nextId,
   } as const;
   const sha256 = checksumOf(header, createHash("sha256").update(lines).digest("hex"));
   writeFileSync(path, Buffer.concat([encodeHeader({ ...header, sha256 }), lines]));

@@ -3,6 +3,12 @@
 import sql, { raw } from "sql-template-tag";
 import { type Book, MAX_BOOK_ID } from "../../rules/book.js";
 import {
+  ACCOUNT_COLUMNS,
+  type AccountRow,
+  type StoredAccount,
+  storedAccount,
+} from "../accounts.js";
+import {
   BACKUP_PAGE_SIZE,
   type BackupStore,
   CatalogueNotEmptyError,
@@ -37,7 +43,8 @@ export async function openPostgresBackup(
   const db = await connect(url, options, purpose === "read" ? checkSchema : migrate);
   return {
     readSnapshot: (read) => withStoreErrors(() => readSnapshot(db, read)),
-    restore: (pages, nextId, replace) => withStoreErrors(() => restore(db, pages, nextId, replace)),
+    restore: (pages, nextId, replace, accounts) =>
+      withStoreErrors(() => restore(db, pages, nextId, replace, accounts)),
     close: () => db.end(),
   };
 }
@@ -62,6 +69,8 @@ function readSnapshot<T>(db: Db, read: (snapshot: CatalogueSnapshot) => Promise<
       // every id the snapshot holds, and every id given before.
       const [{ next } = { next: 1 }] = await tx.query<{ next: number }>(sql`
         SELECT ${NEXT_ID} AS next`);
+      const accounts = await tx.query<AccountRow>(sql`
+        SELECT ${raw(ACCOUNT_COLUMNS)} FROM accounts ORDER BY id`);
       async function* pages(): AsyncGenerator<Book[]> {
         // Pages by id, all in the transaction's one snapshot.
         for (let after = 0; ; ) {
@@ -73,7 +82,7 @@ function readSnapshot<T>(db: Db, read: (snapshot: CatalogueSnapshot) => Promise<
           after = last.id;
         }
       }
-      return read({ count, nextId: next, pages });
+      return read({ count, nextId: next, pages, accounts: accounts.map(storedAccount) });
     },
     { mode: "ISOLATION LEVEL REPEATABLE READ READ ONLY" },
   );
@@ -91,15 +100,12 @@ async function restore(
   pages: AsyncIterable<Book[]>,
   nextId: number,
   replace: boolean,
+  accounts: readonly StoredAccount[] | undefined,
 ): Promise<number> {
   checkRestoredNextId(nextId);
   return db.transaction(async (tx) => {
-    // Other writers wait until the restore ends, so no create takes an id it restores.
-    await tx.query(sql`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`);
-    const [{ count } = { count: 0 }] = await tx.query<{ count: number }>(sql`
-      SELECT count(*)::bigint AS count FROM books`);
-    if (count > 0 && !replace) throw new CatalogueNotEmptyError(count);
-    if (count > 0) await tx.query(sql`DELETE FROM books`);
+    await emptyCatalogue(tx, replace, accounts !== undefined);
+    if (accounts !== undefined) await insertAccounts(tx, accounts);
     for await (const page of pages) await insertWithIds(tx, page);
     // A new generation: no instance may serve what it kept of the catalogue replaced.
     await tx.query(sql`UPDATE catalogue_generation SET token = gen_random_uuid()::text`);
@@ -110,6 +116,38 @@ async function restore(
       SELECT ${NEXT_ID} AS next`);
     return next;
   });
+}
+
+/**
+ * Refuses a catalogue that holds books (or, when the backup holds accounts, accounts) unless
+ * `replace`, and then removes them. Other writers of either wait until the restore ends, so no
+ * create takes an id it restores.
+ */
+async function emptyCatalogue(tx: Queryable, replace: boolean, withAccounts: boolean) {
+  await tx.query(sql`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`);
+  if (withAccounts) await tx.query(sql`LOCK TABLE accounts IN SHARE ROW EXCLUSIVE MODE`);
+  const [{ count, held } = { count: 0, held: 0 }] = await tx.query<{
+    count: number;
+    held: number;
+  }>(sql`SELECT (SELECT count(*) FROM books)::bigint AS count,
+    ${withAccounts ? sql`(SELECT count(*) FROM accounts)::bigint` : sql`0`} AS held`);
+  if ((count > 0 || held > 0) && !replace) throw new CatalogueNotEmptyError(count, held);
+  if (count > 0) await tx.query(sql`DELETE FROM books`);
+  if (held > 0) await tx.query(sql`DELETE FROM accounts`);
+}
+
+/** The backup's accounts, ids and all; the identity then never gives an id restored. */
+async function insertAccounts(tx: Queryable, accounts: readonly StoredAccount[]) {
+  for (let start = 0; start < accounts.length; start += BACKUP_PAGE_SIZE) {
+    const page = accounts.slice(start, start + BACKUP_PAGE_SIZE);
+    await tx.query(sql`INSERT INTO accounts (${raw(ACCOUNT_COLUMNS)}) OVERRIDING SYSTEM VALUE
+      SELECT * FROM unnest(${page.map((a) => a.id)}::bigint[], ${page.map((a) => a.name)}::text[],
+        ${page.map((a) => a.role)}::text[], ${page.map((a) => a.enabled)}::boolean[],
+        ${page.map((a) => a.passwordHash)}::text[], ${page.map((a) => a.tokensValidFrom)}::bigint[])`);
+  }
+  const last = accounts.at(-1)?.id ?? 0;
+  await tx.query(sql`SELECT setval(pg_get_serial_sequence('accounts', 'id')::regclass, ${last})
+    WHERE ${last} > coalesce(pg_sequence_last_value(pg_get_serial_sequence('accounts', 'id')::regclass), 0)`);
 }
 
 async function insertWithIds(tx: Queryable, books: readonly Book[]): Promise<void> {

@@ -8,6 +8,12 @@ import { privateFolder } from "../../private-files.js";
 import { type Book, MAX_BOOK_ID } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import {
+  ACCOUNT_COLUMNS,
+  type AccountRow,
+  type StoredAccount,
+  storedAccount,
+} from "../accounts.js";
+import {
   BACKUP_PAGE_SIZE,
   type BackupStore,
   CatalogueNotEmptyError,
@@ -20,6 +26,37 @@ import { migrate, writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
 
 /**
+ * Refuses a catalogue that holds books (or, when the backup holds accounts, accounts) unless
+ * `replace`, and then removes them.
+ */
+function emptyCatalogue(db: DatabaseSync, replace: boolean, withAccounts: boolean): void {
+  const present = db.prepare("SELECT count(*) AS n FROM books").get()?.n as number;
+  const held = withAccounts
+    ? (db.prepare("SELECT count(*) AS n FROM accounts").get()?.n as number)
+    : 0;
+  if ((present > 0 || held > 0) && !replace) throw new CatalogueNotEmptyError(present, held);
+  if (present > 0) {
+    db.exec("DROP TRIGGER books_delete_counted");
+    db.exec("DELETE FROM books");
+    db.exec(`${SQLITE_DELETE_COUNTED}; UPDATE books_change_count SET n = n + 1`);
+    db.exec("INSERT INTO books_search (books_search) VALUES ('delete-all')");
+  }
+  if (held > 0) db.exec("DELETE FROM accounts");
+}
+
+/** The backup's accounts, ids and all; AUTOINCREMENT's counter follows the highest id. */
+function insertAccounts(db: DatabaseSync, accounts: readonly StoredAccount[]): void {
+  const insert = writeStatement(
+    db,
+    `INSERT INTO accounts (id, name, role, enabled, password_hash, tokens_valid_from)
+      VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  for (const a of accounts) {
+    insert.run(a.id, a.name, a.role, Number(a.enabled), a.passwordHash, a.tokensValidFrom);
+  }
+}
+
+/**
  * Opens the catalogue at `path` for a backup (`read`: it must exist, and is not changed) or
  * a restore (created and migrated when absent).
  */
@@ -27,7 +64,8 @@ export function openSqliteBackup(path: string, purpose: "read" | "restore"): Bac
   const db = openDatabase(path, purpose);
   return {
     readSnapshot: (read) => readSnapshot(db, read),
-    restore: async (pages, nextId, replace) => restore(db, pages, nextId, replace),
+    restore: async (pages, nextId, replace, accounts) =>
+      restore(db, pages, nextId, replace, accounts),
     close: async () => {
       if (db.isOpen) db.close();
     },
@@ -96,7 +134,13 @@ async function readSnapshot<T>(
         await nextTurn();
       }
     }
-    return await read({ count, nextId: ((seq?.seq as number | undefined) ?? 0) + 1, pages });
+    const accounts = db.prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY id`).all();
+    return await read({
+      count,
+      nextId: ((seq?.seq as number | undefined) ?? 0) + 1,
+      pages,
+      accounts: (accounts as unknown as AccountRow[]).map(storedAccount),
+    });
   } finally {
     db.exec("COMMIT");
   }
@@ -107,19 +151,14 @@ async function restore(
   pages: AsyncIterable<Book[]>,
   nextId: number,
   replace: boolean,
+  accounts: readonly StoredAccount[] | undefined,
 ): Promise<number> {
   checkRestoredNextId(nextId);
   // The write lock is taken first: a busy catalogue fails here, before any change.
   db.exec("BEGIN IMMEDIATE");
   try {
-    const present = db.prepare("SELECT count(*) AS n FROM books").get()?.n as number;
-    if (present > 0 && !replace) throw new CatalogueNotEmptyError(present);
-    if (present > 0) {
-      db.exec("DROP TRIGGER books_delete_counted");
-      db.exec("DELETE FROM books");
-      db.exec(`${SQLITE_DELETE_COUNTED}; UPDATE books_change_count SET n = n + 1`);
-      db.exec("INSERT INTO books_search (books_search) VALUES ('delete-all')");
-    }
+    emptyCatalogue(db, replace, accounts !== undefined);
+    if (accounts !== undefined) insertAccounts(db, accounts);
     const insert = writeStatement(
       db,
       `INSERT INTO books (id, title, author, year, title_key, author_key)
