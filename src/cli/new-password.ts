@@ -13,10 +13,10 @@ export async function readNewPassword(prompt: string, min: number, max: number) 
   const password = process.stdin.isTTY
     ? await typedTwice(prompt)
     : firstLine(await readPipe(), "standard input");
-  if (password.length < min) {
-    throw new InputError(`the password has ${password.length} characters: at least ${min}`);
-  }
-  if (password.length > max) throw new InputError(`the password is longer than ${max} characters`);
+  // Characters as the service counts them: code points, not UTF-16 units.
+  const length = [...password].length;
+  if (length < min) throw new InputError(`the password has ${length} characters: at least ${min}`);
+  if (length > max) throw new InputError(`the password is longer than ${max} characters`);
   return password;
 }
 

@@ -101,6 +101,10 @@ for (const { name: kind, skip } of stores) {
         stdout: "",
         stderr: "book-catalogue: the password has 11 characters: at least 12\n",
       });
+      // Twelve UTF-16 units, six characters: counted as the service counts them.
+      const emoji = await as(["accounts", "add", "bob", "--role", "reader"], "😀".repeat(6));
+      assert.equal(emoji.code, 2);
+      assert.match(emoji.stderr, /the password has 6 characters: at least 12/);
       const none = await as(["accounts", "add", "bob", "--role", "reader"], "");
       assert.equal(none.code, 2);
       assert.match(none.stderr, /no password on standard input/);
