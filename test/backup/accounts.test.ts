@@ -211,6 +211,39 @@ for (const kind of ["sqlite", "postgres"] as const) {
   });
 }
 
+describe("accounts between the stores", { skip: skipOf("postgres") }, () => {
+  test("a SQLite backup restores into PostgreSQL and back, every account signing in", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-backup-accounts-move-"));
+    const [sqlite, postgres, back] = [
+      await newCatalogue("sqlite"),
+      await newCatalogue("postgres"),
+      await newCatalogue("sqlite"),
+    ];
+    try {
+      const store = await openStore({ db: storeAddress(sqlite.dbUrl), pgPoolSize: 4 });
+      await addAccounts(store).finally(() => store.close());
+      const kept = ({ tokensValidFrom, ...account }: StoredAccount) => account;
+      const before = (await storedAccounts(sqlite)).map(kept);
+      for (const [from, to] of [
+        [sqlite, postgres],
+        [postgres, back],
+      ] as const) {
+        const file = join(dir, `${from.kind}.backup`);
+        assert.equal((await cli(["backup", file, "--db", from.dbUrl])).code, 0);
+        const restore = await cli(["restore", file, "--db", to.dbUrl]);
+        assert.equal(restore.code, 0, restore.stderr);
+        assert.deepEqual((await storedAccounts(to)).map(kept), before);
+        await withApp(to, async (app) => {
+          assert.equal((await login(app, "ines", "ines's long password")).status, 200);
+        });
+      }
+    } finally {
+      for (const catalogue of [sqlite, postgres, back]) await catalogue.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("account lines of a backup", () => {
   let dir: string;
   before(() => {
