@@ -1,22 +1,44 @@
-// The writes of single books as messages, and the group commit that applies them: wherever
-// the writer's connection is (its own thread, or this one for a database in memory).
+// The writes (of single books, of accounts) as messages, and the group commit that applies
+// them: wherever the writer's connection is (its own thread, or this one for a database in
+// memory).
 import type { DatabaseSync } from "node:sqlite";
 import type { BookChanges, NewBook } from "../../rules/book.js";
+import type { AccountChanges, NewAccount } from "../accounts.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { BookChangedError, BookIdsExhaustedError } from "../store.js";
-import type { BookStatements } from "./books.js";
+import { type AccountWrites, accountWrites } from "./accounts.js";
+import { type BookStatements, bookStatements } from "./books.js";
 import { failure, type Outcome } from "./outcome.js";
 import { transaction } from "./schema.js";
 
-/**
- * A create, update or delete, as it crosses to the writer's thread; past its `deadline`
- * (Date.now()) it is not applied: its caller is about to be answered 503, or has been.
- */
-export type BookWrite = (
+/** A create, update or delete of a book. */
+export type BookWrite =
   | { op: "create"; book: NewBook }
   | { op: "update"; id: number; changes: BookChanges; expected?: ExpectedVersions }
-  | { op: "remove"; id: number; expected?: ExpectedVersions }
-) & { deadline?: number };
+  | { op: "remove"; id: number; expected?: ExpectedVersions };
+
+/** A create, update or delete of an account: it changes no book. */
+export type AccountWrite =
+  | { op: "create account"; account: NewAccount }
+  | { op: "update account"; id: number; changes: AccountChanges }
+  | { op: "remove account"; id: number };
+
+/**
+ * A write as it crosses to the writer's thread (as JSON to the primary's); past its
+ * `deadline` (Date.now()) it is not applied: its caller is about to be answered 503, or has been.
+ */
+export type Write = (BookWrite | AccountWrite) & { deadline?: number };
+
+/** The statements the writer's connection applies writes with. */
+export interface WriteStatements {
+  books: BookStatements;
+  accounts: AccountWrites;
+}
+
+export const writeStatements = (db: DatabaseSync): WriteStatements => ({
+  books: bookStatements(db),
+  accounts: accountWrites(db),
+});
 
 /**
  * What one commit of the writer changed: the change count (migration 10) went from `from` to
@@ -34,17 +56,34 @@ export interface Committed {
   changed?: Changed;
 }
 
-function apply(books: BookStatements, write: BookWrite): Outcome {
+function apply(statements: WriteStatements, write: Write): Outcome {
   if (write.deadline !== undefined && Date.now() > write.deadline) return { failed: "unavailable" };
-  const result =
-    write.op === "create"
-      ? books.create(write.book)
-      : write.op === "update"
-        ? books.update(write.id, write.changes, write.expected)
-        : books.remove(write.id, write.expected);
+  const result = run(statements, write);
   if (result instanceof BookChangedError) return { failed: "changed" };
   return result instanceof BookIdsExhaustedError ? { failed: "ids exhausted" } : { value: result };
 }
+
+/** What a write comes to: its value, or the error it answers rather than throws. */
+function run({ books, accounts }: WriteStatements, write: Write): unknown {
+  switch (write.op) {
+    case "create":
+      return books.create(write.book);
+    case "update":
+      return books.update(write.id, write.changes, write.expected);
+    case "remove":
+      return books.remove(write.id, write.expected);
+    case "create account":
+      return accounts.create(write.account);
+    case "update account":
+      return accounts.update(write.id, write.changes);
+    case "remove account":
+      return accounts.remove(write.id);
+  }
+}
+
+/** The books a group's writes change, for the kept reads to forget: an account's id is none. */
+const changedBooks = (group: Write[]) =>
+  group.flatMap((write) => (write.op === "update" || write.op === "remove" ? [write.id] : []));
 
 /**
  * Applies the writes in one transaction, so they share one fsync, and tells what each came
@@ -54,15 +93,15 @@ function apply(books: BookStatements, write: BookWrite): Outcome {
  */
 export function commitGroup(
   db: DatabaseSync,
-  books: BookStatements,
-  writes: BookWrite[],
+  statements: WriteStatements,
+  writes: Write[],
 ): Committed {
-  const commit = (group: BookWrite[]): Required<Committed> =>
+  const { changeCount } = statements.books;
+  const commit = (group: Write[]): Required<Committed> =>
     transaction(db, () => {
-      const from = books.changeCount();
-      const outcomes = group.map((write) => apply(books, write));
-      const ids = group.flatMap((write) => (write.op === "create" ? [] : [write.id]));
-      return { outcomes, changed: { from, to: books.changeCount(), ids } };
+      const from = changeCount();
+      const outcomes = group.map((write) => apply(statements, write));
+      return { outcomes, changed: { from, to: changeCount(), ids: changedBooks(group) } };
     });
   try {
     return commit(writes);

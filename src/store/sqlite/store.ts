@@ -7,11 +7,11 @@ import type { Book } from "../../rules/book.js";
 import type { OnMigrated } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
-import { sqliteAccounts } from "./accounts.js";
+import { accountWrites, sqliteAccounts } from "./accounts.js";
 import { bookStatements } from "./books.js";
 import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
-import type { BookWrite, Changed } from "./group-commit.js";
+import type { Changed, Write } from "./group-commit.js";
 import { createKeptReads } from "./kept-reads.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
 import { writerInPrimary } from "./primary-writer.js";
@@ -56,7 +56,7 @@ export function openSqliteStore(
   const inMemory = path === ":memory:";
   // A worker of WORKERS above 1 writes through the primary's writer (primary-writer.ts).
   const writer = inMemory
-    ? localWriter(db, books, sharedRead.end, onCommit)
+    ? localWriter(db, { books, accounts: accountWrites(db) }, sharedRead.end, onCommit)
     : cluster.isWorker
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
@@ -65,7 +65,7 @@ export function openSqliteStore(
   // begin a write in the last part of its time (COMMIT_MARGIN_MS), which a commit needs to be
   // answered: only a commit that hangs longer (the disk) may land after its 503.
   const margin = Math.min(COMMIT_MARGIN_MS, timeoutMs / 2);
-  const write = (sent: BookWrite) => {
+  const write = (sent: Write) => {
     writing++;
     const answered = writer.write({ ...sent, deadline: Date.now() + timeoutMs - margin });
     return withDeadline(
@@ -75,7 +75,7 @@ export function openSqliteStore(
     );
   };
   const counter = inMemory ? localCounter(db, bounds.limitMs) : threadCounter(path, bounds.limitMs);
-  const accounts = sqliteAccounts(db, path, sharedRead.end);
+  const accounts = sqliteAccounts(db, write);
 
   return {
     get: (id) =>
@@ -96,7 +96,6 @@ export function openSqliteStore(
     },
     close: async () => {
       await Promise.all([writer.close(), counter.close()]);
-      accounts.close();
       if (db.isOpen) {
         sharedRead.end();
         db.close();

@@ -3,18 +3,17 @@
 // primary's writer, with WORKERS above 1), it takes the workers' writes there too, tells its
 // parent "listening" once it does, and `{ trouble }` when it cannot go on listening.
 import { parentPort, workerData } from "node:worker_threads";
-import { bookStatements } from "./books.js";
-import { type BookWrite, commitGroup } from "./group-commit.js";
+import { commitGroup, type Write, writeStatements } from "./group-commit.js";
 import { connectExisting } from "./schema.js";
 import { serveInGroups } from "./thread-serve.js";
 import { listenForWrites } from "./writes-socket.js";
 
 const { path, socket } = workerData as { path: string; socket?: string };
 const db = connectExisting(path);
-const books = bookStatements(db);
-serveInGroups<BookWrite>(
+const statements = writeStatements(db);
+serveInGroups<Write>(
   db,
-  (writes) => commitGroup(db, books, writes),
+  (writes) => commitGroup(db, statements, writes),
   socket === undefined
     ? undefined
     : (take) =>

@@ -3,14 +3,13 @@
 // memory (which one connection alone can see), this thread's own connection.
 import type { DatabaseSync } from "node:sqlite";
 import { perTurn } from "../per-turn.js";
-import type { BookStatements } from "./books.js";
-import { type BookWrite, type Changed, commitGroup } from "./group-commit.js";
+import { type Changed, commitGroup, type Write, type WriteStatements } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
 import { openThreadChannel } from "./thread-channel.js";
 
 export interface Writer {
   /** Resolves with the write's result once it is committed (durable: synchronous=FULL). */
-  write(write: BookWrite): Promise<unknown>;
+  write(write: Write): Promise<unknown>;
   /** Commits the writes sent so far, then stops. */
   close(): Promise<void>;
   /**
@@ -26,26 +25,26 @@ export interface Writer {
  * results are handed on (to end this thread's shared read and forget what it changed).
  */
 export function threadWriter(path: string, onCommit: (changed?: Changed) => void): Writer {
-  const channel = openThreadChannel<BookWrite>("writer-thread", path, onCommit);
+  const channel = openThreadChannel<Write>("writer-thread", path, onCommit);
   return { write: (write) => channel.send(write).then(settle), close: channel.close };
 }
 
 /**
- * The writer for a database in memory, on this thread's connection (with its statements,
- * `books`): writes that arrive in one turn commit after it, once `beforeCommit` has ended the
+ * The writer for a database in memory, on this thread's connection (with its write
+ * statements, `statements`): writes that arrive in one turn commit after it, once `beforeCommit` has ended the
  * connection's read.
  */
 export function localWriter(
   db: DatabaseSync,
-  books: BookStatements,
+  statements: WriteStatements,
   beforeCommit: () => void,
   onCommit: (changed?: Changed) => void,
 ): Writer {
-  const group = perTurn((held: { write: BookWrite; answer: (outcome: Outcome) => void }[]) => {
+  const group = perTurn((held: { write: Write; answer: (outcome: Outcome) => void }[]) => {
     beforeCommit();
     const { outcomes, changed } = commitGroup(
       db,
-      books,
+      statements,
       held.map((sent) => sent.write),
     );
     onCommit(changed);

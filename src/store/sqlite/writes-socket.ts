@@ -6,12 +6,12 @@ import { createConnection, createServer, type Socket } from "node:net";
 import { dirname } from "node:path";
 import { perTurn } from "../per-turn.js";
 import { StoreUnavailableError } from "../store.js";
-import type { BookWrite } from "./group-commit.js";
+import type { Write } from "./group-commit.js";
 import { type Outcome, settle } from "./outcome.js";
 import { isOwnFolder, listenAndKeep, notOwnFolder } from "./socket-folder.js";
 import type { Writer } from "./writer.js";
 
-type Sent = [id: number, write: BookWrite][];
+type Sent = [id: number, write: Write][];
 type Answered = [id: number, outcome: Outcome][];
 
 /** Calls `onLine` with each whole line the socket reads. */
@@ -32,7 +32,7 @@ function readLines(socket: Socket, onLine: (line: string) => void): void {
  */
 export function listenForWrites(
   path: string,
-  take: (id: number, write: BookWrite, replyTo: (outcomes: Answered) => void) => void,
+  take: (id: number, write: Write, replyTo: (outcomes: Answered) => void) => void,
   onListening: () => void,
   keeping?: Parameters<typeof listenAndKeep>[3],
 ): { close(): void } {
