@@ -10,15 +10,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { seedBooks } from "../../bench/catalogue.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import type { AccountStore } from "../../src/store/accounts.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
-import type { BookStore } from "../../src/store/store.js";
+import { type BookStore, StoreUnavailableError } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import { buildTestApp, call, tokenFor } from "../support/helpers.js";
 import { LOOP_DELAY_LIMIT_MS, type LoopRecord, startLoopRecord } from "../support/loop-delay.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 const CATALOGUE_SIZE = 300_000;
+const ADA = { role: "reader", passwordHash: "scrypt$x", tokensValidFrom: 0 } as const;
 
 /**
  * Runs `work` while /health is asked every 20 ms: each answer must be 200, and the loop's
@@ -94,8 +96,9 @@ describe("the event loop never waits for SQLite", () => {
 
   /**
    * A store whose writes may wait 1 s (DB_TIMEOUT_SECONDS=1, the least it may be), one book
-   * in it, and its writer stalled: here on a lock another connection holds (it would wait 5 s
-   * for it), as on a disk that hangs. `release` lets the lock go.
+   * and one account (`ada`, its id) in it, and its writer stalled: here on a lock another
+   * connection holds (it would wait 5 s for it), as on a disk that hangs. `release` lets the
+   * lock go.
    */
   async function stalledWriter(name: string) {
     const path = join(dir, name);
@@ -103,6 +106,8 @@ describe("the event loop never waits for SQLite", () => {
     const app = await buildTestApp({ store });
     const token = await tokenFor(app);
     assert.equal((await call(app, "POST", "/book", { token, body: DUNE })).status, 201);
+    const accounts = store.accounts as AccountStore;
+    const ada = await accounts.create({ ...ADA, name: "ada" });
     const other = new DatabaseSync(path);
     other.exec("BEGIN IMMEDIATE");
     const titles = async () =>
@@ -117,7 +122,7 @@ describe("the event loop never waits for SQLite", () => {
       await app.close();
       await store.close();
     };
-    return { app, token, titles, release, close };
+    return { app, token, titles, release, close, accounts, ada: ada?.id as number };
   }
 
   test("a write not answered within the store's timeout answers 503, and is never applied", async () => {
@@ -133,6 +138,36 @@ describe("the event loop never waits for SQLite", () => {
     const next = await call(app, "POST", "/book", { token, body: { ...DUNE, title: "Next" } });
     assert.equal(next.status, 201);
     assert.deepEqual((await titles()).sort(), ["Dune", "Next"]);
+    await close();
+  });
+
+  test("an account write waiting for the lock holds no event loop; its 503 wrote nothing", async (t) => {
+    const { app, release, close, accounts, ada } = await stalledWriter("accounts.db");
+    const started = performance.now();
+    const answers = await probingHealth(t, app, () =>
+      Promise.allSettled([
+        accounts.create({ ...ADA, name: "late" }),
+        accounts.update(ada, { role: "admin", enabled: false }),
+        accounts.remove(ada),
+      ]),
+    );
+    const waited = performance.now() - started;
+    release();
+    for (const answer of answers) {
+      assert.equal(answer.status, "rejected");
+      assert.ok(answer.reason instanceof StoreUnavailableError, String(answer.reason));
+    }
+    assert.ok(waited >= 1_000, `answered after ${Math.round(waited)} ms, before the timeout`);
+    assert.ok(waited < 4_000, `answered after ${Math.round(waited)} ms, not at the timeout`);
+    // Once the writer goes on, the writes answered 503 are skipped, not committed behind it.
+    assert.equal((await accounts.create({ ...ADA, name: "next" }))?.name, "next");
+    assert.deepEqual(
+      (await accounts.list()).map(({ name, role, enabled }) => [name, role, enabled]),
+      [
+        ["ada", "reader", true],
+        ["next", "reader", true],
+      ],
+    );
     await close();
   });
 

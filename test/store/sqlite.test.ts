@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { AccountStore, Role } from "../../src/store/accounts.js";
 import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
 import { SEARCH_BOUNDS } from "../../src/store/sqlite/listing.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
@@ -23,6 +25,8 @@ import {
   OLD_VERSIONS,
   walksEveryMatch,
 } from "./store-helpers.js";
+
+const READER = { role: "reader", passwordHash: "scrypt$x", tokensValidFrom: 0 } as const;
 
 describe("SQLite store", () => {
   test("a write commits in the writer's thread while the event loop is held", async () => {
@@ -157,6 +161,67 @@ describe("SQLite store", () => {
       UPDATE books_change_count SET n = n - 1; COMMIT`);
     other.prepare("DELETE FROM books WHERE id = ?").run(emma);
     assert.deepEqual(await titles(), ["Dune 3", undefined, undefined]);
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("account writes in a group with books answer each for itself, and forget no book kept", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const store = openSqliteStore(path);
+    const accounts = store.accounts as AccountStore;
+    const shelf = await Promise.all(
+      ["Dune", "Emma", "Ubik"].map((title) => store.create({ ...DUNE, title })),
+    );
+    const [dune, emma, ubik] = shelf.map((book) => book.id) as [number, number, number];
+    // Accounts whose ids are those of the books: an account's id must forget no book.
+    for (const name of ["ada", "bo", "cy"]) await accounts.create({ ...READER, name });
+    const titles = async () => {
+      await nextTurn();
+      return (await Promise.all(shelf.map((book) => store.get(book.id)))).map((b) => b?.title);
+    };
+    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"]);
+    // Every title changed unseen (as in the test above): what is kept still shows.
+    const other = new DatabaseSync(path, { timeout: 5_000 });
+    other.exec(`BEGIN; UPDATE books SET title = title || ' 2';
+      UPDATE books_change_count SET n = n - 3; COMMIT`);
+    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"], "kept");
+    // Sent while another connection holds the lock, they wait, and commit, together.
+    const together = async <T>(writes: () => Promise<T>) => {
+      other.exec("BEGIN IMMEDIATE");
+      const sent = writes();
+      await sleep(200);
+      other.exec("ROLLBACK");
+      return sent;
+    };
+    const [updated, taken, changed, removed, added] = await together(() =>
+      Promise.all([
+        store.update(emma, { year: 1816 }),
+        accounts.create({ ...READER, name: "ada" }),
+        accounts.update(dune, { role: "librarian" }),
+        accounts.remove(ubik),
+        accounts.create({ ...READER, name: "dee" }),
+      ]),
+    );
+    assert.equal(updated?.year, 1816);
+    assert.equal(taken, undefined, "a taken name");
+    assert.deepEqual(changed, { id: dune, name: "ada", role: "librarian", enabled: true });
+    assert.equal(removed, true);
+    assert.equal(added?.name, "dee");
+    assert.deepEqual(await titles(), ["Dune", "Emma 2", "Ubik"], "only Emma forgotten");
+    // An account write that fails, fails alone: the books beside it commit.
+    const [kindred, refused, eve] = await together(() =>
+      Promise.allSettled([
+        store.create({ ...DUNE, title: "Kindred" }),
+        accounts.update(dune, { role: "owner" as Role }),
+        accounts.create({ ...READER, name: "eve" }),
+      ]),
+    );
+    assert.equal(kindred.status === "fulfilled" && kindred.value.title, "Kindred");
+    assert.equal(refused.status, "rejected");
+    assert.equal(eve.status === "fulfilled" && eve.value?.name, "eve");
+    assert.equal((await accounts.get(dune))?.role, "librarian");
     other.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
