@@ -130,22 +130,8 @@ describe("SQLite store", () => {
   test("a commit of the store forgets the books it changed; another connection's, every book kept", async () => {
     const dir = mkdtempSync(join(tmpdir(), "books-"));
     const path = join(dir, "books.db");
-    const store = openSqliteStore(path);
-    const shelf = await Promise.all(
-      ["Dune", "Emma", "Ubik"].map((title) => store.create({ ...DUNE, title })),
-    );
-    const [dune, emma, ubik] = shelf.map((book) => book.id) as [number, number, number];
-    const titles = async () => {
-      await nextTurn();
-      return (await Promise.all(shelf.map((book) => store.get(book.id)))).map((b) => b?.title);
-    };
-    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"]);
-    // Every title changed, the change count set back: a change the store cannot see, so
-    // every book it keeps still shows as it was until the store forgets it.
-    const other = new DatabaseSync(path, { timeout: 5_000 });
-    other.exec(`BEGIN; UPDATE books SET title = title || ' 2';
-      UPDATE books_change_count SET n = n - 3; COMMIT`);
-    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"], "kept");
+    const { store, ids, titles, other } = await keptShelf(path);
+    const [dune, emma, ubik] = ids;
     await store.update(emma, { year: 1816 });
     assert.deepEqual(await titles(), ["Dune", "Emma 2", "Ubik"], "the store's commit forgot Emma");
     await store.remove(ubik);
@@ -169,23 +155,11 @@ describe("SQLite store", () => {
   test("account writes in a group with books answer each for itself, and forget no book kept", async () => {
     const dir = mkdtempSync(join(tmpdir(), "books-"));
     const path = join(dir, "books.db");
-    const store = openSqliteStore(path);
+    const { store, ids, titles, other } = await keptShelf(path);
+    const [dune, emma, ubik] = ids;
     const accounts = store.accounts as AccountStore;
-    const shelf = await Promise.all(
-      ["Dune", "Emma", "Ubik"].map((title) => store.create({ ...DUNE, title })),
-    );
-    const [dune, emma, ubik] = shelf.map((book) => book.id) as [number, number, number];
     // Accounts whose ids are those of the books: an account's id must forget no book.
     for (const name of ["ada", "bo", "cy"]) await accounts.create({ ...READER, name });
-    const titles = async () => {
-      await nextTurn();
-      return (await Promise.all(shelf.map((book) => store.get(book.id)))).map((b) => b?.title);
-    };
-    assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"]);
-    // Every title changed unseen (as in the test above): what is kept still shows.
-    const other = new DatabaseSync(path, { timeout: 5_000 });
-    other.exec(`BEGIN; UPDATE books SET title = title || ' 2';
-      UPDATE books_change_count SET n = n - 3; COMMIT`);
     assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"], "kept");
     // Sent while another connection holds the lock, they wait, and commit, together.
     const together = async <T>(writes: () => Promise<T>) => {
@@ -356,3 +330,27 @@ describe("SQLite store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+/**
+ * A store on the file at `path` that keeps Dune, Emma and Ubik, whose titles another
+ * connection (`other`, left open) then changed, the change count set back: a change the store
+ * cannot see, so every book it keeps still shows as it was until the store forgets it.
+ * `titles` reads the three in a turn of their own.
+ */
+async function keptShelf(path: string) {
+  const store = openSqliteStore(path);
+  const shelf = await Promise.all(
+    ["Dune", "Emma", "Ubik"].map((title) => store.create({ ...DUNE, title })),
+  );
+  const titles = async () => {
+    await nextTurn();
+    return (await Promise.all(shelf.map((book) => store.get(book.id)))).map((b) => b?.title);
+  };
+  assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"]);
+  const other = new DatabaseSync(path, { timeout: 5_000 });
+  other.exec(`BEGIN; UPDATE books SET title = title || ' 2';
+    UPDATE books_change_count SET n = n - 3; COMMIT`);
+  assert.deepEqual(await titles(), ["Dune", "Emma", "Ubik"], "kept");
+  const ids = shelf.map((book) => book.id) as [number, number, number];
+  return { store, ids, titles, other };
+}

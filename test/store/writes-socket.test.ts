@@ -67,6 +67,32 @@ describe("the primary's writer at its socket", () => {
     assert.equal(existsSync(dirname(writer.socket)), false);
   });
 
+  test("account writes cross as JSON: a taken name or a missing account as none", async () => {
+    const writer = await serveWorkersWrites(path);
+    const worker = writerAtSocket(writer.socket, () => {});
+    const account = {
+      name: "ada",
+      role: "reader",
+      passwordHash: "scrypt$x",
+      tokensValidFrom: 0,
+    } as const;
+    const created = await worker.write({ op: "create account", account });
+    const id = (created as { id: number }).id;
+    assert.deepEqual(created, { id, name: "ada", role: "reader", enabled: true });
+    assert.equal(await worker.write({ op: "create account", account }), undefined);
+    const changes = { role: "admin", enabled: false } as const;
+    assert.deepEqual(await worker.write({ op: "update account", id, changes }), {
+      id,
+      name: "ada",
+      ...changes,
+    });
+    assert.equal(await worker.write({ op: "update account", id: 999_999, changes }), undefined);
+    assert.equal(await worker.write({ op: "remove account", id }), true);
+    assert.equal(await worker.write({ op: "remove account", id }), false);
+    await worker.close();
+    await writer.close();
+  });
+
   test("a write that cannot reach the writer answers 503, and the next connects again", async () => {
     const writer = await serveWorkersWrites(path);
     const worker = writerAtSocket(writer.socket, () => {});
