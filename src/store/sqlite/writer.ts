@@ -31,8 +31,8 @@ export function threadWriter(path: string, onCommit: (changed?: Changed) => void
 
 /**
  * The writer for a database in memory, on this thread's connection (with its write
- * statements, `statements`): writes that arrive in one turn commit after it, once `beforeCommit` has ended the
- * connection's read.
+ * statements, `statements`): writes that arrive in one turn commit after it, once
+ * `beforeCommit` has ended the connection's read.
  */
 export function localWriter(
   db: DatabaseSync,
