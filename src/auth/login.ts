@@ -2,6 +2,7 @@
 // in the store a login is what it always was (the built-in pair, compared in constant time,
 // no hash). Once accounts exist, every login costs one scrypt hash, the built-in pair's and an
 // unknown name's too (against a made-up hash), so its time tells nothing of which names exist.
+// The pair's login never reads the store on its way: it works while the store is away.
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AccountStore, StoredAccount } from "../store/accounts.js";
@@ -22,17 +23,27 @@ export interface LoginOptions {
 
 export function createLogin(options: LoginOptions) {
   const { checkCredentials, isBuiltInName, accounts, passwords } = options;
+  /** Whether the store held accounts when last asked: whether the pair's login pays a hash. */
+  let accountsSeen = false;
+  const noAccount = { account: undefined, anyAccount: false };
+  const find = async (name: string) => {
+    const found = accounts ? await accounts.find(name) : noAccount;
+    accountsSeen = found.anyAccount;
+    return found;
+  };
   return async (name: string, password: string): Promise<LoginResult> => {
     const builtInOk = checkCredentials(name, password);
-    // The built-in pair always wins for its own name.
-    const builtIn = isBuiltInName(name);
-    const { account: found, anyAccount } = accounts
-      ? await accounts.find(name)
-      : { account: undefined, anyAccount: false };
-    if (!anyAccount) return builtInOk ? null : undefined;
-    const account = builtIn ? undefined : found;
+    if (isBuiltInName(name)) {
+      // The built-in pair always wins for its own name, and never waits on the store: its
+      // login answers as the contract's does while the store is away. Once accounts have been
+      // seen it costs a hash as theirs does; the store is asked again in the background.
+      find(name).catch(() => {});
+      if (accountsSeen) await passwords.verify(password);
+      return builtInOk ? null : undefined;
+    }
+    const { account, anyAccount } = await find(name);
+    if (!anyAccount) return undefined;
     const passwordOk = await passwords.verify(password, account?.passwordHash);
-    if (builtIn) return builtInOk ? null : undefined;
     if (account === undefined || !passwordOk || !account.enabled) return undefined;
     // Read again after the hash: a change of password, or a disable, made meanwhile wins.
     const now = await accounts?.get(account.id);
