@@ -1,11 +1,9 @@
 // The accounts' JSON schemas (validation, serialisation and the API description alike).
 import { textSchema } from "../books/schemas.js";
+import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from "../rules/account.js";
 import { ROLES } from "../store/accounts.js";
 
-export const NAME_MAX = 100;
-/** OWASP's least for a password that is the only factor; the most bounds the hash's input. */
-export const PASSWORD_MIN = 12;
-export const PASSWORD_MAX = 1024;
+export { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN };
 
 const role = {
   type: "string",

@@ -1,0 +1,19 @@
+// What an account's name and password may be, for the server and the page alike. Free of Node.
+// The server's JSON schemas (accounts/schemas.ts) are built from the same limits.
+
+export const NAME_MAX = 100;
+/** OWASP's least for a password that is the only factor; the most bounds the hash's input. */
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 1024;
+
+export type PasswordProblem =
+  | { kind: "too-short"; min: number }
+  | { kind: "too-long"; max: number };
+
+/** A new password's problem, or undefined; its length counts code points, as Ajv does. */
+export function checkPassword(value: string): PasswordProblem | undefined {
+  const length = [...value].length;
+  if (length < PASSWORD_MIN) return { kind: "too-short", min: PASSWORD_MIN };
+  if (length > PASSWORD_MAX) return { kind: "too-long", max: PASSWORD_MAX };
+  return undefined;
+}
