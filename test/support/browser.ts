@@ -10,7 +10,9 @@ import {
   type Page,
   type PageScreenshotOptions,
 } from "playwright-core";
-import { TEST_PASSWORD, TEST_USERNAME } from "./helpers.js";
+import type { App } from "../../src/http/app.js";
+import { WEB_ROOT } from "../../src/http/web-page.js";
+import { buildTestApp, listenLocally, TEST_PASSWORD, TEST_USERNAME, tokenFor } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
@@ -59,9 +61,34 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Signs in on the page's form with the test user's name and password (or another one). */
-export async function signIn(page: Page, password = TEST_PASSWORD): Promise<void> {
-  await page.getByLabel("Username").fill(TEST_USERNAME);
+/** A test file's Chromium, and its service serving the page, with a token for its API. */
+export interface PageService {
+  browser: Browser;
+  app: App;
+  base: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+export async function openPageService(): Promise<PageService> {
+  const browser = await launchChromium();
+  const app = await buildTestApp({ webRoot: WEB_ROOT });
+  const base = await listenLocally(app);
+  const token = await tokenFor(app);
+  const close = async () => {
+    await browser.close();
+    await app.close();
+  };
+  return { browser, app, base, token, close };
+}
+
+/** Signs in on the page's form with the test user's name and password (or other ones). */
+export async function signIn(
+  page: Page,
+  password = TEST_PASSWORD,
+  username = TEST_USERNAME,
+): Promise<void> {
+  await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
 }

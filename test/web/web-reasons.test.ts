@@ -4,11 +4,16 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { App } from "../../src/http/app.js";
-import { WEB_ROOT } from "../../src/http/web-page.js";
 import type { Book } from "../../src/rules/book.js";
-import { browserSkipReason, launchChromium, signedInPage, signIn } from "../support/browser.js";
+import {
+  browserSkipReason,
+  openPageService,
+  type PageService,
+  signedInPage,
+  signIn,
+} from "../support/browser.js";
 import { describe } from "../support/describe.js";
-import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
+import { call } from "../support/helpers.js";
 
 describe("the service's reason beside the field, in Chromium", {
   skip: browserSkipReason(),
@@ -17,16 +22,12 @@ describe("the service's reason beside the field, in Chromium", {
   let app: App;
   let base: string;
   let token: string;
+  let served: PageService | undefined;
   before(async () => {
-    browser = await launchChromium();
-    app = await buildTestApp({ webRoot: WEB_ROOT });
-    base = await listenLocally(app);
-    token = await tokenFor(app);
+    served = await openPageService();
+    ({ browser, app, base, token } = served);
   });
-  after(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  after(() => served?.close());
 
   /**
    * The Add dialog, filled with a title of 500 characters, which the page's rules accept; on
