@@ -1,8 +1,9 @@
 import type { Book, BookCatalogueClient, BookChanges } from "book-catalogue";
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { FieldInput } from "./field-input.js";
 import { Modal } from "./modal.js";
-import { describeFailure, endsSession, refusedField } from "./session.js";
+import { describeFailure, endsSession, refusedBecause, refusedField } from "./session.js";
 import { isChanged, useBookVersion } from "./use-book-version.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
 
@@ -37,7 +38,7 @@ const FIELD_NAMES = FIELDS.map(({ field }) => field);
 function showFieldRefusal(error: unknown, show: (problems: Problems) => void): boolean {
   const named = refusedField(error, FIELD_NAMES);
   if (named === undefined) return false;
-  show({ [named.field]: `The service refused it: ${named.rule}.` });
+  show({ [named.field]: refusedBecause(named.rule) });
   document.getElementById(`book-${named.field}`)?.focus();
   return true;
 }
@@ -125,11 +126,13 @@ export function BookDialog(
         {FIELDS.map(({ field, label, hint }) => (
           <FieldInput
             key={field}
-            field={field}
+            id={`book-${field}`}
+            name={field}
             label={label}
             hint={hint}
             value={draft[field]}
             problem={problems[field]}
+            inputMode={field === "year" ? "numeric" : undefined}
             onInput={(value) => change(field, value)}
             onBlur={(value) => setProblems({ ...problems, [field]: checkField(field, value) })}
           />
@@ -160,47 +163,6 @@ export function BookDialog(
         </div>
       </form>
     </Modal>
-  );
-}
-
-/** One field of the book form, with its hint and the problem found in it. */
-function FieldInput(props: {
-  field: Field;
-  label: string;
-  hint: string | undefined;
-  value: string;
-  problem: string | undefined;
-  onInput: (value: string) => void;
-  onBlur: (value: string) => void;
-}) {
-  const { field, hint, problem } = props;
-  const described = [hint && `book-${field}-hint`, problem && `book-${field}-problem`]
-    .filter(Boolean)
-    .join(" ");
-  return (
-    <div class="field">
-      <label for={`book-${field}`}>{props.label}</label>
-      <input
-        id={`book-${field}`}
-        name={field}
-        value={props.value}
-        inputMode={field === "year" ? "numeric" : undefined}
-        aria-invalid={problem !== undefined}
-        aria-describedby={described || undefined}
-        onInput={(event) => props.onInput(event.currentTarget.value)}
-        onBlur={(event) => props.onBlur(event.currentTarget.value)}
-      />
-      {hint && (
-        <p class="hint" id={`book-${field}-hint`}>
-          {hint}
-        </p>
-      )}
-      {problem && (
-        <p class="problem" id={`book-${field}-problem`}>
-          {problem}
-        </p>
-      )}
-    </div>
   );
 }
 

@@ -6,7 +6,10 @@ export function Modal(props: { title: string; onCancel: () => void; children: Co
   const ref = useRef<HTMLDialogElement>(null);
   // Open as it shows, not a frame later: a key pressed at once goes to the dialog.
   useLayoutEffect(() => {
-    ref.current?.showModal();
+    const dialog = ref.current;
+    dialog?.showModal();
+    // Closed before it goes, the dialog gives the focus back to what had it when it opened.
+    return () => dialog?.close();
   }, []);
   return (
     <dialog

@@ -71,6 +71,9 @@ export function describeFailure(error: unknown, signingIn = false): string {
   }
 }
 
+/** A rule of the service's, shown beside the field it refused. */
+export const refusedBecause = (rule: string) => `The service refused it: ${rule}.`;
+
 /**
  * The field a 400 names in its reason (`title: at most 500 characters`) and its rule, when it
  * is one of `fields`: the page shows the rule beside that field.
