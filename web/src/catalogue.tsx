@@ -16,10 +16,12 @@ import { useWalk } from "./catalogue/use-walk.js";
 
 interface Props {
   client: BookCatalogueClient;
+  /** Whether the role may add, edit, delete and import: else none of those is offered. */
+  writable: boolean;
   onSessionEnded: (why: string) => void;
 }
 
-export function Catalogue({ client, onSessionEnded }: Props) {
+export function Catalogue({ client, writable, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, {
@@ -50,6 +52,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         client={client}
         walk={walk}
         total={listing.total}
+        writable={writable}
         onAdd={add}
         onImport={importFile}
         onExported={setAnnouncement}
@@ -58,6 +61,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
       {empty && (
         <EmptyNotice
           q={walk.query.q}
+          writable={writable}
           onClearSearch={walk.clearSearch}
           onAdd={add}
           onImport={importFile}
@@ -74,6 +78,7 @@ export function Catalogue({ client, onSessionEnded }: Props) {
         loading={loading}
         hidden={empty}
         marked={marked}
+        writable={writable}
         onSort={walk.sortBy}
         onEdit={(book) => setEditing({ mode: "edit", book })}
         onDelete={(book) => setEditing({ mode: "delete", book })}

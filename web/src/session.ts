@@ -1,6 +1,12 @@
 // Signing in: the token is kept in sessionStorage (this tab only, gone when it closes), and
 // the password only in memory, to renew the token before it expires.
-import { type BookCatalogueClient, CatalogueError, createClient, expiresAt } from "book-catalogue";
+import {
+  type BookCatalogueClient,
+  CatalogueError,
+  createClient,
+  expiresAt,
+  type SignedIn,
+} from "book-catalogue";
 
 const TOKEN_KEY = "book-catalogue.token";
 /** A session without the password is ended this long before its token expires. */
@@ -11,6 +17,8 @@ export interface Session {
   /** False after a reload: the password is gone, so the token cannot be renewed. */
   renewable: boolean;
   expiresAt: number;
+  /** Who is signed in, and their role: asked of the service after a reload. */
+  me: SignedIn | undefined;
 }
 
 export async function signIn(username: string, password: string): Promise<Session> {
@@ -21,7 +29,8 @@ export async function signIn(username: string, password: string): Promise<Sessio
     onToken: (token) => sessionStorage.setItem(TOKEN_KEY, token),
   });
   const token = await client.token();
-  return { client, renewable: true, expiresAt: expiresAt(token) };
+  const me = await client.signedIn();
+  return { client, renewable: true, expiresAt: expiresAt(token), me };
 }
 
 /** The tab's session from before a reload, while its token has time left. */
@@ -37,6 +46,7 @@ export function restoreSession(): Session | undefined {
     client: createClient({ baseUrl: location.origin, token }),
     renewable: false,
     expiresAt: until,
+    me: undefined,
   };
 }
 
@@ -60,6 +70,8 @@ export function describeFailure(error: unknown, signingIn = false): string {
       return signingIn
         ? "The username or password is wrong."
         : "Your session has ended. Sign in again.";
+    case 403:
+      return "Your role does not allow this. An administrator can change your role.";
     case 429:
       return "Too many failed sign-ins. Wait a minute, then try again.";
     case 503:

@@ -12,13 +12,15 @@ interface Props {
   hidden: boolean;
   /** The book just added: its row is marked a moment. */
   marked: number | undefined;
+  /** Whether each book offers Edit and Delete. */
+  writable: boolean;
   onSort: (field: Column) => void;
   onEdit: (book: Book) => void;
   onDelete: (book: Book) => void;
 }
 
 export function BookTable(props: Props) {
-  const { books, sort, loading, hidden, marked, onSort, onEdit, onDelete } = props;
+  const { books, sort, loading, hidden, marked, writable, onSort, onEdit, onDelete } = props;
   return (
     <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={hidden}>
       <table aria-busy={loading} aria-describedby="page-status">
@@ -27,9 +29,11 @@ export function BookTable(props: Props) {
             {COLUMNS.map(({ field, label }) => (
               <SortHeading key={field} field={field} label={label} sort={sort} onSort={onSort} />
             ))}
-            <th scope="col" class="col-actions">
-              <span class="visually-hidden">Actions</span>
-            </th>
+            {writable && (
+              <th scope="col" class="col-actions">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
@@ -38,6 +42,7 @@ export function BookTable(props: Props) {
               key={book.id}
               book={book}
               marked={book.id === marked}
+              writable={writable}
               onEdit={onEdit}
               onDelete={onDelete}
             />
@@ -78,8 +83,10 @@ function SortHeading(props: {
   );
 }
 
-function BookRow(props: Pick<Props, "onEdit" | "onDelete"> & { book: Book; marked: boolean }) {
-  const { book, onEdit, onDelete } = props;
+function BookRow(
+  props: Pick<Props, "writable" | "onEdit" | "onDelete"> & { book: Book; marked: boolean },
+) {
+  const { book, writable, onEdit, onDelete } = props;
   return (
     <tr data-book={book.id} class={props.marked ? "added" : undefined}>
       <td data-label="Title" class="col-title" title={book.title}>
@@ -91,24 +98,30 @@ function BookRow(props: Pick<Props, "onEdit" | "onDelete"> & { book: Book; marke
       <td data-label="Year" class="col-year">
         {book.year}
       </td>
-      <td class="col-actions">
-        <button
-          type="button"
-          class="quiet"
-          aria-label={`Edit “${book.title}”`}
-          onClick={() => onEdit(book)}
-        >
-          Edit
-        </button>
-        <button
-          type="button"
-          class="quiet danger"
-          aria-label={`Delete “${book.title}”`}
-          onClick={() => onDelete(book)}
-        >
-          Delete
-        </button>
-      </td>
+      {writable && <Actions book={book} onEdit={onEdit} onDelete={onDelete} />}
     </tr>
+  );
+}
+
+function Actions({ book, onEdit, onDelete }: Pick<Props, "onEdit" | "onDelete"> & { book: Book }) {
+  return (
+    <td class="col-actions">
+      <button
+        type="button"
+        class="quiet"
+        aria-label={`Edit “${book.title}”`}
+        onClick={() => onEdit(book)}
+      >
+        Edit
+      </button>
+      <button
+        type="button"
+        class="quiet danger"
+        aria-label={`Delete “${book.title}”`}
+        onClick={() => onDelete(book)}
+      >
+        Delete
+      </button>
+    </td>
   );
 }

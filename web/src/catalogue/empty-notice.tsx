@@ -32,12 +32,14 @@ export function noMatchHint(q: string): string {
 interface Props {
   /** The search that found nothing; without one, the catalogue itself is empty. */
   q: string | undefined;
+  /** Whether the role may add books: else the notice only says the catalogue is empty. */
+  writable: boolean;
   onClearSearch: () => void;
   onAdd: () => void;
   onImport: () => void;
 }
 
-export function EmptyNotice({ q, onClearSearch, onAdd, onImport }: Props) {
+export function EmptyNotice({ q, writable, onClearSearch, onAdd, onImport }: Props) {
   if (q) {
     return (
       <div class="empty">
@@ -50,13 +52,22 @@ export function EmptyNotice({ q, onClearSearch, onAdd, onImport }: Props) {
       </div>
     );
   }
+  if (!writable) {
+    return (
+      <div class="empty">
+        <p>
+          <strong>The catalogue is empty.</strong> A librarian can add books to it.
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="empty">
       <p>
         <strong>The catalogue is empty.</strong> Add the first book, or import a file: a CSV or JSON
         list of books, or a Goodreads library export.
       </p>
-      <AddAndImport onAdd={onAdd} onImport={onImport} />
+      <AddAndImport writable onAdd={onAdd} onImport={onImport} />
     </div>
   );
 }

@@ -11,6 +11,8 @@ interface Props {
   walk: WalkState;
   /** How many books match, once counted. */
   total: number | undefined;
+  /** Whether Add a book and Import a file are offered. */
+  writable: boolean;
   onAdd: () => void;
   onImport: () => void;
   /** After an export: what it did, for the page to announce. */
@@ -24,7 +26,8 @@ function countText(total: number | undefined, q: string | undefined): string {
   return q ? `${matching(total)} “${q}”` : plural(total, "book");
 }
 
-export function Toolbar({ client, walk, total, onAdd, onImport, onExported, onFailure }: Props) {
+export function Toolbar(props: Props) {
+  const { client, walk, total, writable, onAdd, onImport, onExported, onFailure } = props;
   const { q } = walk.query;
   const count = countText(total, q);
   return (
@@ -41,7 +44,7 @@ export function Toolbar({ client, walk, total, onAdd, onImport, onExported, onFa
         onInput={walk.setSearch}
         onSearch={(typed) => walk.restart({ q: typed })}
       />
-      <AddAndImport onAdd={onAdd} onImport={onImport}>
+      <AddAndImport writable={writable} onAdd={onAdd} onImport={onImport}>
         <ExportButtons
           client={client}
           q={q}

@@ -1,0 +1,51 @@
+// The sign-in form: a name and password, and why the last try failed.
+import { useState } from "preact/hooks";
+import { describeFailure, type Session, signIn } from "./session.js";
+
+export function SignIn(props: {
+  notice: string | undefined;
+  onSignedIn: (session: Session) => void;
+}) {
+  const [failure, setFailure] = useState<string>();
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: SubmitEvent) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setFailure(undefined);
+    try {
+      props.onSignedIn(await signIn(String(form.get("username")), String(form.get("password"))));
+    } catch (error) {
+      setFailure(describeFailure(error, true));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form class="card sign-in" onSubmit={submit} aria-labelledby="sign-in-title">
+      <h2 id="sign-in-title">Sign in</h2>
+      {props.notice && (
+        <p class="notice" role="status">
+          {props.notice}
+        </p>
+      )}
+      <label>
+        Username
+        <input name="username" autocomplete="username" required autofocus />
+      </label>
+      <label>
+        Password
+        <input name="password" type="password" autocomplete="current-password" required />
+      </label>
+      {failure && (
+        <p class="error" role="alert">
+          {failure}
+        </p>
+      )}
+      <button type="submit" disabled={busy}>
+        {busy ? "Signing in…" : "Sign in"}
+      </button>
+    </form>
+  );
+}
