@@ -1,4 +1,5 @@
-// The header: the title, the API's documentation, and who is signed in, with Sign out.
+// The header: the title, the API's documentation, and who is signed in, with Change my
+// password and Sign out.
 import type { SignedIn } from "book-catalogue";
 import { ROLE_NAMES } from "./roles.js";
 
@@ -6,10 +7,11 @@ interface Props {
   /** Who is signed in, once known; undefined before and while signed out. */
   me: SignedIn | undefined;
   signedIn: boolean;
+  onChangePassword: () => void;
   onSignOut: () => void;
 }
 
-export function Header({ me, signedIn, onSignOut }: Props) {
+export function Header({ me, signedIn, onChangePassword, onSignOut }: Props) {
   return (
     <header class="bar">
       <h1>Book catalogue</h1>
@@ -24,6 +26,12 @@ export function Header({ me, signedIn, onSignOut }: Props) {
               <strong class="who-name">{me.name}</strong>{" "}
               <span class="who-role">{ROLE_NAMES[me.role]}</span>
             </p>
+          )}
+          {/* The built-in pair's password is set where the service runs, not here. */}
+          {me && me.id !== null && (
+            <button type="button" class="quiet" onClick={onChangePassword}>
+              Change my password
+            </button>
           )}
           <button type="button" class="quiet" onClick={onSignOut}>
             Sign out

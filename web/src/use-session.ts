@@ -1,5 +1,5 @@
-// The tab's session: signing in and out, who is signed in (asked again after a reload), and
-// the end of a token that cannot be renewed.
+// The tab's session: signing in and out, who is signed in (asked again after a reload), the
+// end of a token that cannot be renewed, and signing in again after a change of password.
 import { useEffect, useState } from "preact/hooks";
 import {
   ASK_AGAIN_BEFORE_MS,
@@ -7,6 +7,7 @@ import {
   forgetSession,
   restoreSession,
   type Session,
+  signIn,
 } from "./session.js";
 
 export function useSession() {
@@ -27,7 +28,16 @@ export function useSession() {
     setNotice(undefined);
     setSession(begun);
   };
-  return { session, notice, started, end, ended };
+  // A new password ends every token of the account: sign in again with it, at once.
+  const passwordChanged = async (password: string) => {
+    try {
+      setSession(await signIn(session?.me?.name ?? "", password));
+      setNotice("Your password has been changed.");
+    } catch {
+      end("Your password has been changed. Sign in with the new one.");
+    }
+  };
+  return { session, notice, setNotice, started, end, ended, passwordChanged };
 }
 
 // Without the password the token cannot be renewed: ask for it again before it expires.
