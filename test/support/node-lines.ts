@@ -17,6 +17,7 @@ export const FIRST_LINE_ONLY: readonly string[] = [
   "test/suite/pgbouncer.test.ts",
   "test/suite/ports.test.ts",
   "test/suite/screenshots.test.ts",
+  "test/web/web-accounts.test.ts",
   "test/web/web-conflict.test.ts",
   "test/web/web-import.test.ts",
   "test/web/web-layout.test.ts",

@@ -1,15 +1,20 @@
 import { useEffect, useState } from "preact/hooks";
+import { AccountsScreen } from "./accounts/accounts-screen.js";
 import { Catalogue } from "./catalogue.js";
 import { ChangePasswordDialog } from "./change-password.js";
 import { Header } from "./header.js";
 import { editsBooks } from "./roles.js";
 import type { Session } from "./session.js";
 import { SignIn } from "./sign-in.js";
+import { leaveScreen, type Screen, useScreen } from "./use-screen.js";
 import { useSession } from "./use-session.js";
 
 export function App() {
-  const { session, notice, started, end, ended, passwordChanged } = useSession();
+  const { session, notice, setNotice, started, end, ended, passwordChanged } = useSession();
   const [changing, setChanging] = useState(false);
+  const screen = useScreen();
+  // A notice of one screen (the password changed) is not carried to the next.
+  useEffect(() => setNotice(undefined), [screen]);
   // A session that ends closes the dialog with it: it does not come back at the next sign-in.
   useEffect(() => {
     if (session === undefined) setChanging(false);
@@ -20,12 +25,22 @@ export function App() {
       <Header
         me={session?.me}
         signedIn={session !== undefined}
+        screen={screen}
         onChangePassword={() => setChanging(true)}
-        onSignOut={() => end("You have signed out.")}
+        onSignOut={() => {
+          leaveScreen();
+          end("You have signed out.");
+        }}
       />
       <main>
         {session ? (
-          <SignedInScreen session={session} notice={notice} onSessionEnded={end} />
+          <SignedInScreen
+            session={session}
+            screen={screen}
+            notice={notice}
+            onSessionEnded={end}
+            onFailure={ended}
+          />
         ) : (
           <SignIn notice={notice} onSignedIn={started} />
         )}
@@ -45,13 +60,16 @@ export function App() {
   );
 }
 
-/** The catalogue, once the role is known: it offers only what the role allows. */
+/** The screen asked for, once the role is known: the books, or the accounts. */
 function SignedInScreen(props: {
   session: Session;
+  screen: Screen;
   notice: string | undefined;
   onSessionEnded: (why: string) => void;
+  /** A failure that ends the session, for the accounts screen to hand on. */
+  onFailure: (error: unknown) => void;
 }) {
-  const { session, notice } = props;
+  const { session, screen, notice, onFailure } = props;
   const { me, client } = session;
   if (me === undefined) return <p role="status">Loading…</p>;
   return (
@@ -61,11 +79,15 @@ function SignedInScreen(props: {
           {notice}
         </p>
       )}
-      <Catalogue
-        client={client}
-        writable={editsBooks(me.role)}
-        onSessionEnded={props.onSessionEnded}
-      />
+      {screen === "accounts" ? (
+        <AccountsScreen client={client} me={me} onFailure={onFailure} />
+      ) : (
+        <Catalogue
+          client={client}
+          writable={editsBooks(me.role)}
+          onSessionEnded={props.onSessionEnded}
+        />
+      )}
     </>
   );
 }

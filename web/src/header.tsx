@@ -1,21 +1,34 @@
-// The header: the title, the API's documentation, and who is signed in, with Change my
-// password and Sign out.
+// The header: the title, the screens (Books and Accounts, for administrators), the API's
+// documentation, and who is signed in, with Change my password and Sign out.
 import type { SignedIn } from "book-catalogue";
 import { ROLE_NAMES } from "./roles.js";
+import { ACCOUNTS_ADDRESS, BOOKS_ADDRESS, type Screen } from "./use-screen.js";
 
 interface Props {
   /** Who is signed in, once known; undefined before and while signed out. */
   me: SignedIn | undefined;
   signedIn: boolean;
+  screen: Screen;
   onChangePassword: () => void;
   onSignOut: () => void;
 }
 
-export function Header({ me, signedIn, onChangePassword, onSignOut }: Props) {
+export function Header({ me, signedIn, screen, onChangePassword, onSignOut }: Props) {
+  const current = (shown: Screen) => (screen === shown ? "page" : undefined);
   return (
     <header class="bar">
       <h1>Book catalogue</h1>
       <nav class="bar-links" aria-label="Service">
+        {me?.role === "admin" && (
+          <>
+            <a href={BOOKS_ADDRESS} aria-current={current("books")}>
+              Books
+            </a>
+            <a href={ACCOUNTS_ADDRESS} aria-current={current("accounts")}>
+              Accounts
+            </a>
+          </>
+        )}
         <a href="/docs">API documentation</a>
       </nav>
       {signedIn && (
