@@ -40,15 +40,17 @@ export function Header({ me, signedIn, screen, onChangePassword, onSignOut }: Pr
               <span class="who-role">{ROLE_NAMES[me.role]}</span>
             </p>
           )}
-          {/* The built-in pair's password is set where the service runs, not here. */}
-          {me && me.id !== null && (
-            <button type="button" class="quiet" onClick={onChangePassword}>
-              Change my password
+          <div class="bar-buttons">
+            {/* The built-in pair's password is set where the service runs, not here. */}
+            {me && me.id !== null && (
+              <button type="button" class="quiet" onClick={onChangePassword}>
+                Change my password
+              </button>
+            )}
+            <button type="button" class="quiet" onClick={onSignOut}>
+              Sign out
             </button>
-          )}
-          <button type="button" class="quiet" onClick={onSignOut}>
-            Sign out
-          </button>
+          </div>
         </div>
       )}
     </header>
