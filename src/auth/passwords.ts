@@ -49,21 +49,11 @@ function parse(encoded: string): { cost: ScryptCost; salt: Buffer; key: Buffer }
   return { cost: { ln, r, p }, salt: Buffer.from(match[4] as string, "base64"), key };
 }
 
-// What a login without an account is checked against: the parameters new hashes get, a random
-// salt and key. No password derives that key, and checking it costs what checking a real one does.
-const dummyAt = ({ ln, r, p }: ScryptCost) =>
-  `$scrypt$ln=${ln},r=${r},p=${p}$${b64(randomBytes(SALT_BYTES))}$${b64(randomBytes(KEY_BYTES))}`;
-const DUMMY = dummyAt(PASSWORD_COST);
-
 /**
  * Whether `password` is the one `encoded` was made from, compared in constant time. Without a
- * hash (no such account), or with one that cannot be read, the made-up one is checked instead,
- * so that the answer takes as long, and is false.
+ * hash (no such account), or with one that cannot be read, `dummy` is checked instead, so that
+ * the answer takes as long, and is false.
  */
-export function verifyPassword(password: string, encoded?: string): Promise<boolean> {
-  return verifyAgainst(password, encoded, DUMMY);
-}
-
 async function verifyAgainst(password: string, encoded: string | undefined, dummy: string) {
   const parsed = parse(encoded ?? "");
   const used = parsed ?? (parse(dummy) as NonNullable<typeof parsed>);
@@ -82,7 +72,9 @@ export interface Passwords {
  * PASSWORD_COST; tests that log in hundreds of times build their app with a cheaper one.
  */
 export function passwordsAt(cost: ScryptCost): Passwords {
-  const dummy = cost === PASSWORD_COST ? DUMMY : dummyAt(cost);
+  // What a login without an account is checked against: a random salt and key at `cost`. No
+  // password derives that key, and checking it costs what checking a real one does.
+  const dummy = `$scrypt$ln=${cost.ln},r=${cost.r},p=${cost.p}$${b64(randomBytes(SALT_BYTES))}$${b64(randomBytes(KEY_BYTES))}`;
   return {
     hash: (password) => hashPassword(password, cost),
     verify: (password, encoded) => verifyAgainst(password, encoded, dummy),
