@@ -252,6 +252,42 @@ export const MIGRATIONS: readonly Migration[] = [
         tokens_valid_from BIGINT NOT NULL
       );`,
   },
+  {
+    version: 13,
+    // The change log (an extension): one entry a change, written in the change's own
+    // transaction (store/changes.ts). A book's JSON after and before it; `at` in ms since the
+    // epoch; who by name and account (null account: the built-in pair). `changes_kept` holds
+    // the last sequence trimmed: a `since` below it is 410. Both sequences never give a
+    // number twice (AUTOINCREMENT, an identity), so a trimmed or restored log resumes above.
+    sqlite: `
+      CREATE TABLE changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        op TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore')),
+        book_id INTEGER NOT NULL,
+        after TEXT,
+        before TEXT,
+        at INTEGER NOT NULL,
+        who TEXT,
+        account_id INTEGER
+      ) STRICT;
+      CREATE INDEX changes_book ON changes (book_id, seq);
+      CREATE TABLE changes_kept (trimmed_through INTEGER NOT NULL) STRICT;
+      INSERT INTO changes_kept VALUES (0);`,
+    postgres: `
+      CREATE TABLE changes (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        op TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore')),
+        book_id BIGINT NOT NULL,
+        after TEXT,
+        before TEXT,
+        at BIGINT NOT NULL,
+        who TEXT,
+        account_id BIGINT
+      );
+      CREATE INDEX changes_book ON changes (book_id, seq);
+      CREATE TABLE changes_kept (trimmed_through BIGINT NOT NULL);
+      INSERT INTO changes_kept VALUES (0);`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -2,6 +2,7 @@ import type { Book, BookChanges, NewBook } from "../rules/book.js";
 import type { SearchTerm } from "../rules/search.js";
 import type { AccountStore } from "./accounts.js";
 import type { ExpectedVersions } from "./book-version.js";
+import type { ChangedBy, ChangeLog } from "./changes.js";
 
 /** A page of books, in the query's order, already encoded for the wire. */
 export interface BookPage {
@@ -94,21 +95,38 @@ export interface BookStore {
   list(query: BookQuery): Promise<BookPage>;
   /** How many books match the filters, whatever the page. */
   count(filters: BookFilters): Promise<number>;
-  /** Rejects with BookIdsExhaustedError once the store has given MAX_BOOK_ID. */
-  create(book: NewBook): Promise<Book>;
+  /**
+   * Each write that changes a book appends its entry to the change log (changes.ts) in the
+   * same transaction, naming `by`. Rejects with BookIdsExhaustedError once the store has given
+   * MAX_BOOK_ID.
+   */
+  create(book: NewBook, by?: ChangedBy): Promise<Book>;
   /**
    * Applies the present fields on top of the stored record; `undefined` when there is none.
    * With `expected`, only while the book's version is one of them (checked in the write's own
-   * transaction), else BookChangedError and nothing written.
+   * transaction), else BookChangedError and nothing written. An update with no field present
+   * changes nothing and logs nothing.
    */
-  update(id: number, changes: BookChanges, expected?: ExpectedVersions): Promise<Book | undefined>;
+  update(
+    id: number,
+    changes: BookChanges,
+    expected?: ExpectedVersions,
+    by?: ChangedBy,
+  ): Promise<Book | undefined>;
   /** True when a book was deleted. `expected` as for update. */
-  remove(id: number, expected?: ExpectedVersions): Promise<boolean>;
+  remove(id: number, expected?: ExpectedVersions, by?: ChangedBy): Promise<boolean>;
+  /**
+   * Brings a deleted book back, with its id and the values its delete's entry kept;
+   * `undefined` when no entry of the book is kept, BookExistsError when it is not deleted.
+   */
+  restore(id: number, by?: ChangedBy): Promise<Book | undefined>;
   /** Resolves when the store answers; rejects with StoreUnavailableError when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
   /** The accounts kept in the same database; absent in a store a test makes of parts. */
   readonly accounts?: AccountStore;
+  /** The change log kept in the same database; absent in a store a test makes of parts. */
+  readonly changes?: ChangeLog;
 }
 
 /** The store cannot be reached right now; the request may succeed later (HTTP 503). */

@@ -21,6 +21,7 @@ import {
   checkRestoredNextId,
 } from "../backup.js";
 import { pendingMigrations, SQLITE_DELETE_COUNTED } from "../migrations.js";
+import { restartChangeLog } from "./changes.js";
 import { StoreOpenError } from "../store.js";
 import { migrate, writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
@@ -42,6 +43,7 @@ function emptyCatalogue(db: DatabaseSync, replace: boolean, withAccounts: boolea
     db.exec("INSERT INTO books_search (books_search) VALUES ('delete-all')");
   }
   if (held > 0) db.exec("DELETE FROM accounts");
+  restartChangeLog(db);
 }
 
 /** The backup's accounts, ids and all; AUTOINCREMENT's counter follows the highest id. */

@@ -4,6 +4,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { type Book, type BookChanges, MAX_BOOK_ID, type NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
+import { BookExistsError, bookJson, type ChangedBy, type ChangeOp } from "../changes.js";
 import { BookChangedError, BookIdsExhaustedError } from "../store.js";
 import { writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
@@ -35,7 +36,7 @@ function updateOf(changes: BookChanges): { fields: string; values: SQLInputValue
  * costs a comparison: a trigger doing it would make every insert open a statement journal,
  * several times its cost.
  */
-function creating(db: DatabaseSync, indexStmt: StatementSync) {
+function creating(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging) {
   const insertStmt = writeStatement(
     db,
     "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?)",
@@ -45,7 +46,7 @@ function creating(db: DatabaseSync, indexStmt: StatementSync) {
     db,
     "UPDATE sqlite_sequence SET seq = last_insert_rowid() - 1 WHERE name = 'books'",
   );
-  return (book: NewBook): Book | BookIdsExhaustedError => {
+  return (book: NewBook, by?: ChangedBy): Book | BookIdsExhaustedError => {
     const { title, author, year } = book;
     const id = Number(
       insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
@@ -57,7 +58,56 @@ function creating(db: DatabaseSync, indexStmt: StatementSync) {
       return new BookIdsExhaustedError();
     }
     indexStmt.run(id, indexedWords(book));
-    return { id, ...book };
+    const created = { id, ...book };
+    log("create", created, undefined, by);
+    return created;
+  };
+}
+
+/** Appends a change's entry, in the transaction of the change. */
+type ChangeLogging = (op: ChangeOp, after: Book | undefined, before?: Book, by?: ChangedBy) => void;
+
+function changeLogging(db: DatabaseSync): ChangeLogging {
+  const insertStmt = writeStatement(
+    db,
+    `INSERT INTO changes (op, book_id, after, before, at, who, account_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  return (op, after, before, by) => {
+    const book = (after ?? before) as Book;
+    insertStmt.run(
+      op,
+      book.id,
+      after === undefined ? null : bookJson(after),
+      before === undefined ? null : bookJson(before),
+      Date.now(),
+      by?.name ?? null,
+      by?.account ?? null,
+    );
+  };
+}
+
+/**
+ * The restore of bookStatements: the book back with its id and the values its last entry, a
+ * delete's, kept; undefined when its last entry is no delete (or none is kept).
+ */
+function restoring(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging) {
+  const lastStmt = db.prepare(
+    "SELECT op, before FROM changes WHERE book_id = ? ORDER BY seq DESC LIMIT 1",
+  );
+  const insertStmt = writeStatement(
+    db,
+    "INSERT INTO books (id, title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  return (id: number, by?: ChangedBy): Book | undefined => {
+    const last = lastStmt.get(id) as { op: string; before: string | null } | undefined;
+    if (last?.op !== "delete" || last.before === null) return undefined;
+    const { title, author, year } = JSON.parse(last.before) as Book;
+    const book = { id, title, author, year };
+    insertStmt.run(id, title, author, year, sortKey(title), sortKey(author));
+    indexStmt.run(id, indexedWords(book));
+    log("restore", book, undefined, by);
+    return book;
   };
 }
 
@@ -70,17 +120,22 @@ export function bookStatements(db: DatabaseSync) {
   const changeCountStmt = db.prepare("SELECT n FROM books_change_count");
   const indexStmt = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
   const unindexStmt = writeStatement(db, "DELETE FROM books_search WHERE rowid = ?");
-  const create = creating(db, indexStmt);
+  const log = changeLogging(db);
+  const create = creating(db, indexStmt, log);
+  const restore = restoring(db, indexStmt, log);
   // node:sqlite rows have no prototype; callers get a plain Book.
   const get = (id: number): Book | undefined => {
     const row = getStmt.get(id);
     return row && ({ id: row.id, title: row.title, author: row.author, year: row.year } as Book);
   };
-  /** Why a conditional write must not go on, read in its transaction; undefined: it may. */
-  const precondition = (id: number, expected: ExpectedVersions) => {
-    const current = get(id);
-    if (current === undefined) return "absent";
-    return versionMatches(current, expected) ? undefined : new BookChangedError();
+  /**
+   * The book a write changes, read in its transaction; undefined when there is none, the
+   * error when its version is not one `expected`.
+   */
+  const current = (id: number, expected: ExpectedVersions | undefined) => {
+    const book = get(id);
+    if (book === undefined || expected === undefined || versionMatches(book, expected)) return book;
+    return new BookChangedError();
   };
   return {
     get,
@@ -93,31 +148,37 @@ export function bookStatements(db: DatabaseSync) {
       id: number,
       changes: BookChanges,
       expected?: ExpectedVersions,
+      by?: ChangedBy,
     ): Book | undefined | BookChangedError {
-      const refused = expected === undefined ? undefined : precondition(id, expected);
-      if (refused !== undefined) return refused === "absent" ? undefined : refused;
+      const before = current(id, expected);
+      if (before === undefined || before instanceof BookChangedError) return before;
       const { fields, values } = updateOf(changes);
-      if (fields.length === 0) return get(id);
+      if (fields.length === 0) return before;
       let statement = updateStatements.get(fields);
       if (statement === undefined) {
         statement = writeStatement(db, `UPDATE books SET ${fields} WHERE id = ?`);
         updateStatements.set(fields, statement);
       }
-      if (statement.run(...values, id).changes === 0n) return undefined;
+      statement.run(...values, id);
       const book = get(id) as Book;
       if (changes.title !== undefined || changes.author !== undefined) {
         unindexStmt.run(id);
         indexStmt.run(id, indexedWords(book));
       }
+      log("update", book, before, by);
       return book;
     },
-    remove(id: number, expected?: ExpectedVersions): boolean | BookChangedError {
-      const refused = expected === undefined ? undefined : precondition(id, expected);
-      if (refused !== undefined) return refused === "absent" ? false : refused;
-      if (removeStmt.run(id).changes === 0n) return false;
+    remove(id: number, expected?: ExpectedVersions, by?: ChangedBy): boolean | BookChangedError {
+      const before = current(id, expected);
+      if (before === undefined || before instanceof BookChangedError) return before ?? false;
+      removeStmt.run(id);
       unindexStmt.run(id);
+      log("delete", undefined, before, by);
       return true;
     },
+    /** BookExistsError is answered, not thrown, as a refused update's error is. */
+    restore: (id: number, by?: ChangedBy): Book | undefined | BookExistsError =>
+      get(id) === undefined ? restore(id, by) : new BookExistsError(),
     ping: () => void pingStmt.get(),
     /** How many books were ever changed or deleted, by any connection (migration 10). */
     changeCount: () => changeCountStmt.get()?.n as number,

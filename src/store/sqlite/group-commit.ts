@@ -5,17 +5,21 @@ import type { DatabaseSync } from "node:sqlite";
 import type { BookChanges, NewBook } from "../../rules/book.js";
 import type { AccountChanges, NewAccount } from "../accounts.js";
 import type { ExpectedVersions } from "../book-version.js";
+import { BookExistsError, type ChangedBy, type ChangesKept } from "../changes.js";
 import { BookChangedError, BookIdsExhaustedError } from "../store.js";
 import { type AccountWrites, accountWrites } from "./accounts.js";
 import { type BookStatements, bookStatements } from "./books.js";
+import { changeTrimming } from "./changes.js";
 import { failure, type Outcome } from "./outcome.js";
 import { transaction } from "./schema.js";
 
-/** A create, update or delete of a book. */
-export type BookWrite =
+/** A create, update, delete or restore of a book, by whom (for the change log). */
+export type BookWrite = (
   | { op: "create"; book: NewBook }
   | { op: "update"; id: number; changes: BookChanges; expected?: ExpectedVersions }
-  | { op: "remove"; id: number; expected?: ExpectedVersions };
+  | { op: "remove"; id: number; expected?: ExpectedVersions }
+  | { op: "restore"; id: number }
+) & { by?: ChangedBy | undefined };
 
 /** A create, update or delete of an account: it changes no book. */
 export type AccountWrite =
@@ -23,21 +27,26 @@ export type AccountWrite =
   | { op: "update account"; id: number; changes: AccountChanges }
   | { op: "remove account"; id: number };
 
+/** A trim of the change log (changes.ts). */
+export type ChangesTrim = { op: "trim changes"; kept: ChangesKept };
+
 /**
  * A write as it crosses to the writer's thread (as JSON to the primary's); past its
  * `deadline` (Date.now()) it is not applied: its caller is about to be answered 503, or has been.
  */
-export type Write = (BookWrite | AccountWrite) & { deadline?: number };
+export type Write = (BookWrite | AccountWrite | ChangesTrim) & { deadline?: number };
 
 /** The statements the writer's connection applies writes with. */
 export interface WriteStatements {
   books: BookStatements;
   accounts: AccountWrites;
+  trimChanges: (kept: ChangesKept) => number;
 }
 
 export const writeStatements = (db: DatabaseSync): WriteStatements => ({
   books: bookStatements(db),
   accounts: accountWrites(db),
+  trimChanges: changeTrimming(db),
 });
 
 /**
@@ -60,24 +69,29 @@ function apply(statements: WriteStatements, write: Write): Outcome {
   if (write.deadline !== undefined && Date.now() > write.deadline) return { failed: "unavailable" };
   const result = run(statements, write);
   if (result instanceof BookChangedError) return { failed: "changed" };
+  if (result instanceof BookExistsError) return { failed: "exists" };
   return result instanceof BookIdsExhaustedError ? { failed: "ids exhausted" } : { value: result };
 }
 
 /** What a write comes to: its value, or the error it answers rather than throws. */
-function run({ books, accounts }: WriteStatements, write: Write): unknown {
+function run({ books, accounts, trimChanges }: WriteStatements, write: Write): unknown {
   switch (write.op) {
     case "create":
-      return books.create(write.book);
+      return books.create(write.book, write.by);
     case "update":
-      return books.update(write.id, write.changes, write.expected);
+      return books.update(write.id, write.changes, write.expected, write.by);
     case "remove":
-      return books.remove(write.id, write.expected);
+      return books.remove(write.id, write.expected, write.by);
+    case "restore":
+      return books.restore(write.id, write.by);
     case "create account":
       return accounts.create(write.account);
     case "update account":
       return accounts.update(write.id, write.changes);
     case "remove account":
       return accounts.remove(write.id);
+    case "trim changes":
+      return trimChanges(write.kept);
   }
 }
 

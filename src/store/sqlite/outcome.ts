@@ -1,5 +1,6 @@
 // What a store call run in another thread came to, as it crosses back: errors do not cross
 // threads whole, so they cross as the kind the routes answer by.
+import { BookExistsError } from "../changes.js";
 import {
   BookChangedError,
   BookIdsExhaustedError,
@@ -14,7 +15,7 @@ import { translate } from "./errors.js";
 export type Outcome =
   | { value?: unknown }
   | {
-      failed: "changed" | "unavailable" | "full" | "ids exhausted" | "too broad" | "error";
+      failed: "changed" | "exists" | "unavailable" | "full" | "ids exhausted" | "too broad" | "error";
       message?: string;
     };
 
@@ -33,6 +34,7 @@ export function failure(error: unknown): Outcome {
 export function settle(outcome: Outcome): unknown {
   if (!("failed" in outcome)) return outcome.value;
   if (outcome.failed === "changed") throw new BookChangedError();
+  if (outcome.failed === "exists") throw new BookExistsError();
   if (outcome.failed === "unavailable") {
     const cause = outcome.message === undefined ? undefined : new Error(outcome.message);
     throw new StoreUnavailableError(cause && { cause });

@@ -7,11 +7,12 @@ import type { Book } from "../../rules/book.js";
 import type { OnMigrated } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
-import { accountWrites, sqliteAccounts } from "./accounts.js";
+import { sqliteAccounts } from "./accounts.js";
 import { bookStatements } from "./books.js";
+import { sqliteChangeLog } from "./changes.js";
 import { localCounter, threadCounter } from "./count.js";
 import { withStoreErrors } from "./errors.js";
-import type { Changed, Write } from "./group-commit.js";
+import { type Changed, type Write, writeStatements } from "./group-commit.js";
 import { createKeptReads } from "./kept-reads.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
 import { writerInPrimary } from "./primary-writer.js";
@@ -56,7 +57,7 @@ export function openSqliteStore(
   const inMemory = path === ":memory:";
   // A worker of WORKERS above 1 writes through the primary's writer (primary-writer.ts).
   const writer = inMemory
-    ? localWriter(db, { books, accounts: accountWrites(db) }, sharedRead.end, onCommit)
+    ? localWriter(db, writeStatements(db), sharedRead.end, onCommit)
     : cluster.isWorker
       ? writerInPrimary(onCommit)
       : threadWriter(path, onCommit);
@@ -85,11 +86,13 @@ export function openSqliteStore(
       }),
     list: (query) => withStoreErrors(() => listing.list(query)),
     count: (filters) => counter.count(filters),
-    create: (book) => write({ op: "create", book }) as Promise<Book>,
-    update: (id, changes, expected) =>
-      write({ op: "update", id, changes, expected }) as Promise<Book | undefined>,
-    remove: (id, expected) => write({ op: "remove", id, expected }) as Promise<boolean>,
+    create: (book, by) => write({ op: "create", book, by }) as Promise<Book>,
+    update: (id, changes, expected, by) =>
+      write({ op: "update", id, changes, expected, by }) as Promise<Book | undefined>,
+    remove: (id, expected, by) => write({ op: "remove", id, expected, by }) as Promise<boolean>,
+    restore: (id, by) => write({ op: "restore", id, by }) as Promise<Book | undefined>,
     accounts,
+    changes: sqliteChangeLog(db, (kept) => write({ op: "trim changes", kept }) as Promise<number>),
     ping: async () => {
       await withStoreErrors(() => books.ping());
       await writer.ping?.();

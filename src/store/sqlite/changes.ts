@@ -1,0 +1,80 @@
+// The change log on SQLite. Entries are written by the book writes themselves (books.ts), in
+// their group's transaction; reads use the store's own connection, as a read of one book does;
+// a trim is the writer's, a slice at a time, as any write is.
+import type { DatabaseSync } from "node:sqlite";
+import {
+  CHANGE_COLUMNS,
+  type ChangeLog,
+  type ChangeRow,
+  type ChangesKept,
+  ChangesGoneError,
+  changeOf,
+  keptCutoff,
+  trimThrough,
+} from "../changes.js";
+import { withStoreErrors } from "./errors.js";
+import { writeStatement } from "./schema.js";
+
+/** Entries removed by one trim at most, so that no trim holds the writer long. */
+const TRIM_SLICE = 10_000;
+
+const LATEST = `SELECT max(coalesce((SELECT max(seq) FROM changes), 0), trimmed_through) AS latest
+  FROM changes_kept`;
+
+/** The change log `db` reads; `trim` hands a trim to the store's writer. */
+export function sqliteChangeLog(
+  db: DatabaseSync,
+  trim: (kept: ChangesKept) => Promise<number>,
+): ChangeLog {
+  const afterStmt = db.prepare(
+    `SELECT ${CHANGE_COLUMNS} FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`,
+  );
+  const historyStmt = db.prepare(
+    `SELECT ${CHANGE_COLUMNS} FROM changes WHERE book_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+  );
+  const trimmedStmt = db.prepare("SELECT trimmed_through AS n FROM changes_kept");
+  const latestStmt = db.prepare(LATEST);
+  return {
+    list: (since, limit) =>
+      withStoreErrors(() => {
+        const rows = afterStmt.all(since, limit) as unknown as ChangeRow[];
+        // Read after the entries: a trim between the two is then seen, never missed.
+        const trimmed = trimmedStmt.get()?.n as number;
+        if (since < trimmed) throw new ChangesGoneError(trimmed + 1);
+        return rows.map(changeOf);
+      }),
+    history: (id, since, limit) =>
+      withStoreErrors(() =>
+        (historyStmt.all(id, since, limit) as unknown as ChangeRow[]).map(changeOf),
+      ),
+    latest: () => withStoreErrors(() => latestStmt.get()?.latest as number),
+    trim,
+  };
+}
+
+/** The trim of the writer's connection `db`, inside its group's transaction. */
+export function changeTrimming(db: DatabaseSync) {
+  const latestStmt = db.prepare(LATEST);
+  const firstStmt = db.prepare("SELECT seq FROM changes ORDER BY seq LIMIT 1");
+  const youngStmt = db.prepare("SELECT seq FROM changes WHERE at >= ? ORDER BY seq LIMIT 1");
+  const removeStmt = writeStatement(db, "DELETE FROM changes WHERE seq <= ?");
+  const trimmedStmt = writeStatement(db, "UPDATE changes_kept SET trimmed_through = ?");
+  return (kept: ChangesKept): number => {
+    const newest = latestStmt.get()?.latest as number;
+    const young = youngStmt.get(keptCutoff(kept))?.seq as number | undefined;
+    const first = (firstStmt.get()?.seq as number | undefined) ?? newest + 1;
+    const through = Math.min(trimThrough(kept, newest, young), first - 1 + TRIM_SLICE);
+    if (through < first) return 0;
+    const removed = Number(removeStmt.run(through).changes);
+    trimmedStmt.run(through);
+    return removed;
+  };
+}
+
+/**
+ * A restore's: the log starts again, empty, and every sequence given so far answers 410.
+ * Inside the restore's transaction.
+ */
+export function restartChangeLog(db: DatabaseSync): void {
+  db.exec(`UPDATE changes_kept SET trimmed_through = (${LATEST}); DELETE FROM changes`);
+}
