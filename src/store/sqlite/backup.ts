@@ -21,8 +21,8 @@ import {
   checkRestoredNextId,
 } from "../backup.js";
 import { pendingMigrations, SQLITE_DELETE_COUNTED } from "../migrations.js";
-import { restartChangeLog } from "./changes.js";
 import { StoreOpenError } from "../store.js";
+import { restartChangeLog } from "./changes.js";
 import { migrate, writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
 

@@ -15,7 +15,14 @@ import { translate } from "./errors.js";
 export type Outcome =
   | { value?: unknown }
   | {
-      failed: "changed" | "exists" | "unavailable" | "full" | "ids exhausted" | "too broad" | "error";
+      failed:
+        | "changed"
+        | "exists"
+        | "unavailable"
+        | "full"
+        | "ids exhausted"
+        | "too broad"
+        | "error";
       message?: string;
     };
 
