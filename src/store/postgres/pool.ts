@@ -24,9 +24,15 @@ export interface Queryable {
 
 /** A statement's bounds in PostgreSQL, where they are not its pool's or transaction's. */
 export interface Bounds {
-  timeoutMs: number;
+  /** The pool's or transaction's unless given. */
+  timeoutMs?: number;
   /** How long it may wait for a lock (55P03 past it); `timeoutMs` unless given. */
   lockTimeoutMs?: number;
+  /**
+   * A statement that writes books: it takes their lock (statement.ts) before it runs, in the
+   * same round trip. Its transaction's first statement must be one.
+   */
+  lockBookWrites?: boolean;
 }
 
 export interface Db extends Queryable {
@@ -97,6 +103,7 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
       run(client, statement(query), drop, {
         timeoutMs: bounds?.timeoutMs ?? defaultMs,
         lockTimeoutMs: bounds?.lockTimeoutMs ?? bounds?.timeoutMs ?? defaultMs,
+        lockBookWrites: bounds?.lockBookWrites ?? false,
       });
 
   const withClient = <T>(work: OnConnection<T>) => onConnection(pool, refind, work);
@@ -180,9 +187,9 @@ async function run<R>(
   client: pg.PoolClient,
   query: pg.QueryConfig | string,
   drop: () => void,
-  { timeoutMs, lockTimeoutMs }: Required<Bounds>,
+  { timeoutMs, lockTimeoutMs, lockBookWrites }: Required<Bounds>,
 ): Promise<R[]> {
-  const ran = await runStatement<R>(client, query, timeoutMs, lockTimeoutMs);
+  const ran = await runStatement<R>(client, query, timeoutMs, lockTimeoutMs, lockBookWrites);
   if (ran.dropConnection) drop();
   if (ran.error === undefined) return ran.rows as R[];
   // PostgreSQL's own errors carry a SQLSTATE; anything else is the connection failing.

@@ -14,6 +14,22 @@ const SET_BOUNDS = `SELECT WHERE (set_config('statement_timeout', $1, true)
   || set_config('lock_timeout', $2, true)) IS NULL`;
 const BOUNDS_NAME = "bc_bounds";
 
+/** pg_advisory_xact_lock key shared by every instance that writes books in this database. */
+export const BOOK_WRITES_LOCK = 0x626b7772; // "bkwr"
+
+/**
+ * SET_BOUNDS, then the lock of book writes (`||` evaluates left to right, so the lock's wait
+ * is bounded by lock_timeout). An entry's sequence is given when it is inserted, not when it
+ * commits: were two book writes to run at once, the later number could commit first, and a
+ * follower that read it (`seq > since`) would miss the earlier one. Taken first in every
+ * transaction that writes books, before any row lock, it makes sequence order commit order
+ * across instances, and deadlocks none.
+ */
+const SET_BOUNDS_LOCKING = `SELECT WHERE (set_config('statement_timeout', $1, true)
+  || set_config('lock_timeout', $2, true) || pg_advisory_xact_lock(${BOOK_WRITES_LOCK})::text)
+  IS NULL`;
+const BOUNDS_LOCKING_NAME = "bc_bounds_locking";
+
 /** How long after its bound the service stops waiting and cancels a statement itself. */
 const CANCEL_AFTER_MS = 200;
 /** How long a cancelled statement's answer (done, or cancelled) is awaited before giving up. */
@@ -22,27 +38,37 @@ const CANCEL_GRACE_MS = 400;
 /**
  * A statement preceded, in the same round trip and the same implicit transaction (one Sync), by
  * SET_BOUNDS: PostgreSQL ends it with SQLSTATE 57014 (a lock wait with 55P03) once `timeoutMs`
- * have passed, even when the service can no longer reach it. Costs no round trip.
+ * have passed, even when the service can no longer reach it. Costs no round trip. With
+ * `lockBookWrites`, SET_BOUNDS_LOCKING instead.
  */
 class BoundedQuery extends pg.Query {
   readonly #bounds: string[];
+  readonly #boundsText: string;
+  readonly #boundsName: string;
   #boundsAnswered = false;
   /** Its named statement was parsed in this round trip: if it fails, whether it exists is unknown. */
   #parsing = false;
   #parsingBounds = false;
   namedStatementUnknown = false;
 
-  constructor(config: pg.QueryConfig, timeoutMs: number, lockTimeoutMs: number) {
+  constructor(
+    config: pg.QueryConfig,
+    timeoutMs: number,
+    lockTimeoutMs: number,
+    lockBookWrites: boolean,
+  ) {
     super({ ...config, queryMode: "extended" } as pg.QueryConfig);
     this.#bounds = [String(timeoutMs), String(lockTimeoutMs)];
+    this.#boundsText = lockBookWrites ? SET_BOUNDS_LOCKING : SET_BOUNDS;
+    this.#boundsName = lockBookWrites ? BOUNDS_LOCKING_NAME : BOUNDS_NAME;
   }
 
   override prepare(connection: Internal["connection"]): void {
     // Named, and so parsed once a connection, beside named statements only: a pooler in
     // transaction mode would lose it.
-    const name = this.name === undefined ? "" : BOUNDS_NAME;
+    const name = this.name === undefined ? "" : this.#boundsName;
     this.#parsingBounds = name === "" || connection.parsedStatements[name] === undefined;
-    if (this.#parsingBounds) connection.parse({ text: SET_BOUNDS, name });
+    if (this.#parsingBounds) connection.parse({ text: this.#boundsText, name });
     connection.bind({ portal: "", statement: name, values: this.#bounds });
     connection.execute({ portal: "", rows: 0 });
     this.#parsing = this.name !== undefined && !this.hasBeenParsed(connection);
@@ -51,13 +77,13 @@ class BoundedQuery extends pg.Query {
 
   override handleReadyForQuery(connection: Internal["connection"]): void {
     if (this.#parsingBounds && this.name !== undefined) {
-      connection.parsedStatements[BOUNDS_NAME] = SET_BOUNDS;
+      connection.parsedStatements[this.#boundsName] = this.#boundsText;
     }
     super.handleReadyForQuery(connection);
   }
 
   override handleCommandComplete(message: unknown, connection: Internal["connection"]): void {
-    // The first CommandComplete is SET_BOUNDS's; the statement's own result follows it.
+    // The first CommandComplete is the bounds'; the statement's own result follows it.
     if (!this.#boundsAnswered) {
       this.#boundsAnswered = true;
       return;
@@ -106,7 +132,8 @@ export interface Ran<R> {
 
 /**
  * Runs `query` on `client`: a statement with values (or one that must be bounded) as a
- * BoundedQuery, a script of several without values as it is. Past `timeoutMs` (and a little
+ * BoundedQuery, taking the lock of book writes first with `lockBookWrites`; a script of
+ * several without values as it is. Past `timeoutMs` (and a little
  * more, which PostgreSQL's own bound normally takes first) it is cancelled and its answer
  * awaited CANCEL_GRACE_MS longer: an answer that comes is its outcome, done or not; none means
  * the connection is lost (StoreUnavailableError), and the statement is still ended by its own
@@ -117,13 +144,15 @@ export async function runStatement<R>(
   query: pg.QueryConfig | string,
   timeoutMs: number,
   lockTimeoutMs = timeoutMs,
+  lockBookWrites = false,
 ): Promise<Ran<R>> {
   let submitted: pg.Query | undefined;
   let pending: Promise<pg.QueryResult>;
-  if (typeof query === "string") {
+  if (typeof query === "string" && !lockBookWrites) {
     pending = client.query(query);
   } else {
-    const bounded = new BoundedQuery(query, timeoutMs, lockTimeoutMs);
+    const config = typeof query === "string" ? { text: query } : query;
+    const bounded = new BoundedQuery(config, timeoutMs, lockTimeoutMs, lockBookWrites);
     submitted = bounded;
     pending = new Promise((resolve, reject) => {
       bounded.callback = (error, result) => (error ? reject(error) : resolve(result));
