@@ -17,6 +17,7 @@ import {
 } from "../backup.js";
 import { pendingMigrations } from "../migrations.js";
 import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "./books.js";
+import { restartChangeLog } from "./changes.js";
 import { withStoreErrors } from "./errors.js";
 import type { Db, Queryable } from "./pool.js";
 import { migrate } from "./schema.js";
@@ -120,11 +121,12 @@ async function restore(
 
 /**
  * Refuses a catalogue that holds books (or, when the backup holds accounts, accounts) unless
- * `replace`, and then removes them. Other writers of either wait until the restore ends, so no
- * create takes an id it restores.
+ * `replace`, and then removes them, and restarts the change log. Other writers of either wait
+ * until the restore ends, so no create takes an id it restores; book writers first for the
+ * lock of book writes (statement.ts), as any transaction that writes books does.
  */
 async function emptyCatalogue(tx: Queryable, replace: boolean, withAccounts: boolean) {
-  await tx.query(sql`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`);
+  await tx.query(sql`LOCK TABLE books IN SHARE ROW EXCLUSIVE MODE`, { lockBookWrites: true });
   if (withAccounts) await tx.query(sql`LOCK TABLE accounts IN SHARE ROW EXCLUSIVE MODE`);
   const [{ count, held } = { count: 0, held: 0 }] = await tx.query<{
     count: number;
@@ -134,6 +136,7 @@ async function emptyCatalogue(tx: Queryable, replace: boolean, withAccounts: boo
   if ((count > 0 || held > 0) && !replace) throw new CatalogueNotEmptyError(count, held);
   if (count > 0) await tx.query(sql`DELETE FROM books`);
   if (held > 0) await tx.query(sql`DELETE FROM accounts`);
+  await restartChangeLog(tx);
 }
 
 /** The backup's accounts, ids and all; the identity then never gives an id restored. */

@@ -1,11 +1,27 @@
-// The statements of single books: creates, reads by id, updates and deletes in batches.
+// The statements of single books: creates, reads by id, updates and deletes in batches, each
+// write with its change log entries in the same statement.
 import sql, { raw } from "sql-template-tag";
 import { type Book, type BookChanges, MAX_BOOK_ID, type NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
+import { BookExistsError, type ChangedBy } from "../changes.js";
 import { BookChangedError, BookIdsExhaustedError } from "../store.js";
-import type { Queryable } from "./pool.js";
+import type { Bounds, Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
+
+/** Every statement that writes books takes their lock first (statement.ts). */
+const WRITES: Bounds = { lockBookWrites: true };
+
+/** Appends entries to the change log: followed by a SELECT of its columns' values. */
+const LOG = raw("INSERT INTO changes (op, book_id, after, before, at, who, account_id)");
+/** The book `row` names as an entry keeps it (bookJson's keys, in its order). */
+const jsonOf = (row: string) =>
+  raw(`json_build_object('id', ${row}.id, 'title', ${row}.title, 'author', ${row}.author,
+    'year', ${row}.year)::text`);
+/** Who made each write, as arrays for unnest (`who, account`); null when unknown. */
+const byArrays = (items: readonly { by?: ChangedBy | undefined }[]) =>
+  sql`${items.map((i) => i.by?.name ?? null)}::text[],
+    ${items.map((i) => i.by?.account ?? null)}::bigint[]`;
 
 /**
  * What each book derives, as arrays for unnest (`tw, aw, tk, ak`): its search words and sort
@@ -19,26 +35,41 @@ export const DERIVED_COLUMNS = raw("title_words, author_words, title_key, author
 export const DERIVED_VALUES = raw(`array_to_tsvector(string_to_array(tw, ' ')),
   array_to_tsvector(string_to_array(aw, ' ')), tk, ak`);
 
+/** A create, by whom. */
+export interface Create {
+  book: NewBook;
+  by?: ChangedBy | undefined;
+}
+
 /**
- * Writes the books in one statement; each one's id comes with its place in the list. A book
- * whose id would pass MAX_BOOK_ID is left out, the others written: it is BookIdsExhaustedError.
+ * Writes the books in one statement, each with its entry made `at`; each one's id comes with
+ * its place in the list. A book whose id would pass MAX_BOOK_ID is left out, the others
+ * written: it is BookIdsExhaustedError.
  */
 export async function insertBooks(
   db: Queryable,
-  batch: readonly NewBook[],
+  creates: readonly Create[],
+  at = Date.now(),
 ): Promise<(Book | BookIdsExhaustedError)[]> {
-  const ids = await db.query<{ id: number }>(sql`WITH input AS (
+  const batch = creates.map((c) => c.book);
+  const ids = await db.query<{ id: number }>(
+    sql`WITH input AS (
       SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id, n, title, author, year,
-        tw, aw, tk, ak
+        tw, aw, tk, ak, who, account
       FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
-        ${batch.map((b) => b.year)}::integer[], ${derivedArrays(batch)})
-        WITH ORDINALITY AS t(title, author, year, tw, aw, tk, ak, n)
+        ${batch.map((b) => b.year)}::integer[], ${derivedArrays(batch)}, ${byArrays(creates)})
+        WITH ORDINALITY AS t(title, author, year, tw, aw, tk, ak, who, account, n)
     ), added AS (
       INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS})
       OVERRIDING SYSTEM VALUE
       SELECT id, title, author, year, ${DERIVED_VALUES} FROM input WHERE id <= ${MAX_BOOK_ID}
+    ), logged AS (
+      ${LOG} SELECT 'create', id, ${jsonOf("input")}, NULL, ${at}::bigint, who, account
+      FROM input WHERE id <= ${MAX_BOOK_ID} ORDER BY n
     )
-    SELECT id FROM input ORDER BY n`);
+    SELECT id FROM input ORDER BY n`,
+    WRITES,
+  );
   return batch.map((book, i) => {
     const id = ids[i]?.id as number;
     return id > MAX_BOOK_ID ? new BookIdsExhaustedError() : { id, ...book };
@@ -60,19 +91,22 @@ export async function selectBooks(
 export interface Update {
   id: number;
   changes: BookChanges;
+  by?: ChangedBy | undefined;
 }
 
 /**
- * Applies each update's present fields and their search words; undefined for an id no book
- * has. One statement a round: the first round holds each book's first update, the next each
- * book's second, and so on, so that an update of a book asked more than once applies to what
- * the one before left. Each statement locks its books in the order of their ids, so two under
- * way at once on the same books wait for each other in turn, never each for the other (a
- * deadlock, which PostgreSQL ends after a second).
+ * Applies each update's present fields and their search words, with an entry made `at` for
+ * each book changed; undefined for an id no book has. An update with no field present changes
+ * nothing and logs nothing. One statement a round: the first round holds each book's first
+ * update, the next each book's second, and so on, so that an update of a book asked more than
+ * once applies to what the one before left. Each statement locks its books in the order of
+ * their ids, so two under way at once on the same books wait for each other in turn, never
+ * each for the other (a deadlock, which PostgreSQL ends after a second).
  */
 export async function updateBooks(
   db: Queryable,
   updates: readonly Update[],
+  at = Date.now(),
 ): Promise<(Book | undefined)[]> {
   const rounds: Update[][] = [];
   const asked = new Map<number, number>();
@@ -89,43 +123,126 @@ export async function updateBooks(
       await updateInIdOrder(
         db,
         round.toSorted((a, b) => a.id - b.id),
+        at,
       ),
     );
   }
   return updates.map((u, i) => updated[roundOf[i] as number]?.get(u.id));
 }
 
-async function updateInIdOrder(db: Queryable, updates: readonly Update[]) {
+/**
+ * One round of updateBooks. The entries' `before` is the books as the statement's snapshot has
+ * them: taken after the lock of book writes, that is what the update changes. An update of no
+ * field is answered the book as it is, unwritten.
+ */
+async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: number) {
   const field = <T>(pick: (changes: BookChanges) => T | undefined) =>
     updates.map((u) => pick(u.changes) ?? null);
   const derived = (fold: (text: string) => string) =>
     sql`${field((c) => c.title && fold(c.title))}::text[], ${field((c) => c.author && fold(c.author))}::text[]`;
-  const updated = await db.query<Book>(sql`UPDATE books SET
-      title = coalesce(u.title, books.title),
-      author = coalesce(u.author, books.author),
-      year = coalesce(u.year, books.year),
-      title_words = coalesce(array_to_tsvector(string_to_array(u.tw, ' ')), books.title_words),
-      author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words),
-      title_key = coalesce(u.tk, books.title_key),
-      author_key = coalesce(u.ak, books.author_key)
-    FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
-      ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],
-      ${derived(lexemes)}, ${derived(sortKey)}) AS u(id, title, author, year, tw, aw, tk, ak)
-    WHERE books.id = u.id
-    RETURNING books.id, books.title, books.author, books.year`);
+  const updated = await db.query<Book>(
+    sql`WITH u AS (
+      SELECT * FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
+        ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],
+        ${derived(lexemes)}, ${derived(sortKey)}, ${byArrays(updates)})
+        AS u(id, title, author, year, tw, aw, tk, ak, who, account)
+    ), old AS (
+      SELECT id, title, author, year FROM books WHERE id IN (SELECT id FROM u)
+    ), updated AS (
+      UPDATE books SET
+        title = coalesce(u.title, books.title),
+        author = coalesce(u.author, books.author),
+        year = coalesce(u.year, books.year),
+        title_words = coalesce(array_to_tsvector(string_to_array(u.tw, ' ')), books.title_words),
+        author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words),
+        title_key = coalesce(u.tk, books.title_key),
+        author_key = coalesce(u.ak, books.author_key)
+      FROM u
+      WHERE books.id = u.id AND (u.title IS NOT NULL OR u.author IS NOT NULL OR u.year IS NOT NULL)
+      RETURNING books.id, books.title, books.author, books.year, u.who, u.account
+    ), logged AS (
+      ${LOG} SELECT 'update', updated.id, ${jsonOf("updated")}, ${jsonOf("old")}, ${at}::bigint,
+        who, account
+      FROM updated JOIN old ON old.id = updated.id ORDER BY updated.id
+    )
+    SELECT id, title, author, year FROM updated
+    UNION ALL
+    SELECT old.id, old.title, old.author, old.year FROM old JOIN u ON u.id = old.id
+    WHERE u.title IS NULL AND u.author IS NULL AND u.year IS NULL`,
+    WRITES,
+  );
   return new Map(updated.map((book) => [book.id, book]));
 }
 
+/** A delete, by whom. */
+export interface Delete {
+  id: number;
+  by?: ChangedBy | undefined;
+}
+
 /**
- * Deletes the books of these ids in one statement; true for each that was deleted. An id
- * asked for twice was deleted by the first ask only.
+ * Deletes the books of these ids in one statement, each with its entry made `at`; true for
+ * each that was deleted. An id asked for twice was deleted (and logged) by the first ask only.
  */
-export async function deleteBooks(db: Queryable, ids: readonly number[]): Promise<boolean[]> {
+export async function deleteBooks(
+  db: Queryable,
+  deletes: readonly Delete[],
+  at = Date.now(),
+): Promise<boolean[]> {
+  const ids = deletes.map((d) => d.id);
   const deleted = await db.query<{ id: number }>(
-    sql`DELETE FROM books WHERE id = ANY(${ids}::bigint[]) RETURNING id`,
+    sql`WITH asked AS (
+      SELECT DISTINCT ON (id) id, who, account
+      FROM unnest(${ids}::bigint[], ${byArrays(deletes)}) WITH ORDINALITY AS a(id, who, account, n)
+      ORDER BY id, n
+    ), gone AS (
+      DELETE FROM books WHERE id = ANY(${ids}::bigint[]) RETURNING id, title, author, year
+    ), logged AS (
+      ${LOG} SELECT 'delete', gone.id, NULL, ${jsonOf("gone")}, ${at}::bigint, who, account
+      FROM gone JOIN asked ON asked.id = gone.id ORDER BY gone.id
+    )
+    SELECT id FROM gone`,
+    WRITES,
   );
   const gone = new Set(deleted.map((row) => row.id));
   return ids.map((id) => gone.delete(id));
+}
+
+/**
+ * Brings the book `id` back with the values its last entry, a delete's, kept, and logs it:
+ * in `tx`, whose first statement this is. Undefined when its last kept entry is no delete;
+ * BookExistsError when the book exists.
+ */
+export async function restoreBook(
+  tx: Queryable,
+  id: number,
+  by?: ChangedBy,
+  at = Date.now(),
+): Promise<Book | undefined> {
+  const [found] = await tx.query<{ present: boolean; op: string | null; before: string | null }>(
+    sql`SELECT EXISTS (SELECT FROM books WHERE id = ${id}) AS present, last.op, last.before
+      FROM (SELECT 1) AS one LEFT JOIN (SELECT op, before FROM changes WHERE book_id = ${id}
+        ORDER BY seq DESC LIMIT 1) AS last ON true`,
+    WRITES,
+  );
+  if (found?.present) throw new BookExistsError();
+  if (found?.op !== "delete" || found.before === null) return undefined;
+  const { title, author, year } = JSON.parse(found.before) as Book;
+  const book = { id, title, author, year };
+  await tx.query(
+    sql`WITH added AS (
+      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}) OVERRIDING SYSTEM VALUE
+      SELECT ${id}::bigint, title, author, year, ${DERIVED_VALUES}
+      FROM unnest(${[title]}::text[], ${[author]}::text[], ${[year]}::integer[],
+        ${derivedArrays([book])}) AS t(title, author, year, tw, aw, tk, ak)
+      RETURNING id, title, author, year
+    )
+    ${LOG} SELECT 'restore', id, ${jsonOf("added")}, NULL, ${at}::bigint,
+      ${by?.name ?? null}::text, ${by?.account ?? null}::bigint
+    FROM added`,
+    WRITES,
+  );
+  return book;
 }
 
 /**
@@ -137,8 +254,10 @@ export async function lockExpected(
   id: number,
   expected: ExpectedVersions,
 ): Promise<Book | undefined> {
+  // The transaction's first statement: it takes the lock of book writes before the book's.
   const [book] = await tx.query<Book>(
     sql`SELECT id, title, author, year FROM books WHERE id = ${id} FOR UPDATE`,
+    WRITES,
   );
   if (book !== undefined && !versionMatches(book, expected)) throw new BookChangedError();
   return book;

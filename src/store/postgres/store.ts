@@ -1,4 +1,3 @@
-import type { NewBook } from "../../rules/book.js";
 import type { OnMigrated } from "../applied-migrations.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { withDeadline } from "../deadline.js";
@@ -10,7 +9,17 @@ import {
 } from "../store.js";
 import { postgresAccounts } from "./accounts.js";
 import { batching } from "./batching.js";
-import { deleteBooks, insertBooks, lockExpected, type Update, updateBooks } from "./books.js";
+import {
+  type Create,
+  type Delete,
+  deleteBooks,
+  insertBooks,
+  lockExpected,
+  restoreBook,
+  type Update,
+  updateBooks,
+} from "./books.js";
+import { postgresChangeLog } from "./changes.js";
 import { isUnavailable, withStoreErrors } from "./errors.js";
 import { createKeptReads } from "./kept-reads.js";
 import { createListing, type SearchBounds } from "./listing.js";
@@ -58,7 +67,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
   const write = { write: true };
   const kept = createKeptReads(db, batched, listing);
   const createBooks = batched(
-    (books: readonly NewBook[]) => withStoreErrors(() => insertBooks(db, books)),
+    (creates: readonly Create[]) => withStoreErrors(() => insertBooks(db, creates)),
     write,
   );
   const updateBatch = batched(
@@ -66,11 +75,14 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     write,
   );
   const deleteBatch = batched(
-    (ids: readonly number[]) => withStoreErrors(() => deleteBooks(db, ids)),
+    (deletes: readonly Delete[]) => withStoreErrors(() => deleteBooks(db, deletes)),
     write,
   );
 
-  /** A write on a condition: in one transaction, after locking the book and checking it. */
+  /**
+   * A write on a condition: in one transaction, after locking the book (and first the lock of
+   * book writes, books.ts) and checking it.
+   */
   const conditionally = <T>(
     id: number,
     expected: ExpectedVersions,
@@ -86,22 +98,28 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     get: (id) => withStoreErrors(() => kept.get(id)),
     list: (query) => withStoreErrors(() => kept.list(query)),
     count: (filters) => withStoreErrors(() => listing.count(filters)),
-    create: (book) =>
-      createBooks(book).then((created) => {
+    create: (book, by) =>
+      createBooks({ book, by }).then((created) => {
         if (created instanceof BookIdsExhaustedError) throw created;
         return created;
       }),
-    update: (id, changes, expected) =>
+    update: (id, changes, expected, by) =>
       expected === undefined
-        ? updateBatch({ id, changes })
-        : conditionally(id, expected, async (tx) => (await updateBooks(tx, [{ id, changes }]))[0]),
-    remove: (id, expected) =>
+        ? updateBatch({ id, changes, by })
+        : conditionally(
+            id,
+            expected,
+            async (tx) => (await updateBooks(tx, [{ id, changes, by }]))[0],
+          ),
+    remove: (id, expected, by) =>
       expected === undefined
-        ? deleteBatch(id)
-        : conditionally(id, expected, async (tx) => (await deleteBooks(tx, [id]))[0]).then(
+        ? deleteBatch({ id, by })
+        : conditionally(id, expected, async (tx) => (await deleteBooks(tx, [{ id, by }]))[0]).then(
             (done) => done === true,
           ),
+    restore: (id, by) => withStoreErrors(() => db.transaction((tx) => restoreBook(tx, id, by))),
     accounts: postgresAccounts(db),
+    changes: postgresChangeLog(db),
     ping: () =>
       withStoreErrors(async () => {
         await db.query("SELECT 1");

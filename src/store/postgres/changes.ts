@@ -1,0 +1,96 @@
+// The change log on PostgreSQL. Entries are written by the book writes themselves (books.ts),
+// in their statement; their sequence order is their commit order (the lock of book writes,
+// statement.ts), so a follower reading `seq > since` misses none.
+import sql, { raw } from "sql-template-tag";
+import {
+  CHANGE_COLUMNS,
+  type ChangeLog,
+  type ChangeRow,
+  ChangesGoneError,
+  type ChangesKept,
+  changeOf,
+  keptCutoff,
+  trimThrough,
+} from "../changes.js";
+import { withStoreErrors } from "./errors.js";
+import type { Db, Queryable } from "./pool.js";
+
+/** Entries removed by one trim at most, so that no trim holds its locks long. */
+const TRIM_SLICE = 10_000;
+
+const COLUMNS = raw(CHANGE_COLUMNS);
+const LATEST = raw(
+  "greatest(coalesce((SELECT max(seq) FROM changes), 0), changes_kept.trimmed_through)",
+);
+
+/** The change log of `db`. */
+export function postgresChangeLog(db: Db): ChangeLog {
+  return {
+    list: (since, limit) =>
+      withStoreErrors(async () => {
+        // One statement, one snapshot: the entries are read with the trim that removed any
+        // before them, never without it (as SQLite reads them first, then the trim).
+        const rows = await db.query<ChangeRow & { trimmed: number }>(sql`WITH page AS (
+            SELECT ${COLUMNS} FROM changes WHERE seq > ${since} ORDER BY seq LIMIT ${limit}
+          )
+          SELECT changes_kept.trimmed_through AS trimmed, page.*
+          FROM changes_kept LEFT JOIN page ON true ORDER BY page.seq`);
+        const trimmed = rows[0]?.trimmed ?? 0;
+        if (since < trimmed) throw new ChangesGoneError(trimmed + 1);
+        return rows.filter((row) => row.seq !== null).map(changeOf);
+      }),
+    history: (id, since, limit) =>
+      withStoreErrors(async () =>
+        (
+          await db.query<ChangeRow>(sql`SELECT ${COLUMNS} FROM changes
+            WHERE book_id = ${id} AND seq > ${since} ORDER BY seq LIMIT ${limit}`)
+        ).map(changeOf),
+      ),
+    latest: () =>
+      withStoreErrors(async () => {
+        const [row] = await db.query<{ latest: number }>(
+          sql`SELECT ${LATEST} AS latest FROM changes_kept`,
+        );
+        return row?.latest ?? 0;
+      }),
+    trim: (kept) => withStoreErrors(() => db.transaction((tx) => trimChanges(tx, kept))),
+  };
+}
+
+/**
+ * Removes what `kept` no longer keeps, TRIM_SLICE entries at most, as SQLite's trim does.
+ * Trims of several instances take turns on changes_kept's row.
+ */
+async function trimChanges(tx: Queryable, kept: ChangesKept): Promise<number> {
+  await tx.query(sql`SELECT FROM changes_kept FOR UPDATE`);
+  const [row] = await tx.query<{ newest: number; young: number | null; first: number | null }>(
+    sql`SELECT ${LATEST} AS newest,
+      (SELECT seq FROM changes WHERE at >= ${keptCutoff(kept)}::bigint ORDER BY seq LIMIT 1)
+        AS young,
+      (SELECT seq FROM changes ORDER BY seq LIMIT 1) AS first
+    FROM changes_kept`,
+  );
+  if (row === undefined) return 0;
+  const first = row.first ?? row.newest + 1;
+  const through = Math.min(
+    trimThrough(kept, row.newest, row.young ?? undefined),
+    first - 1 + TRIM_SLICE,
+  );
+  if (through < first) return 0;
+  const [removed] = await tx.query<{ n: number }>(sql`WITH gone AS (
+      DELETE FROM changes WHERE seq <= ${through} RETURNING 1
+    ), kept AS (
+      UPDATE changes_kept SET trimmed_through = ${through}
+    )
+    SELECT count(*)::bigint AS n FROM gone`);
+  return removed?.n ?? 0;
+}
+
+/**
+ * A backup restore's: the log starts again, empty, and every sequence given so far answers
+ * 410. Inside the restore's transaction.
+ */
+export async function restartChangeLog(tx: Queryable): Promise<void> {
+  await tx.query(sql`WITH gone AS (DELETE FROM changes)
+    UPDATE changes_kept SET trimmed_through = ${LATEST}`);
+}
