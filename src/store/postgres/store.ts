@@ -8,7 +8,7 @@ import {
   StoreUnavailableError,
 } from "../store.js";
 import { postgresAccounts } from "./accounts.js";
-import { batching } from "./batching.js";
+import { type Batched, batching } from "./batching.js";
 import {
   type Create,
   type Delete,
@@ -60,12 +60,35 @@ export const STORE_OPEN_TIMEOUT_SECONDS = 10;
 export async function openPostgresStore(url: string, options: PostgresOptions): Promise<BookStore> {
   const db = await connect(url, options);
   const listing = createListing(db, options.searchTimeoutMs ?? 1_000, options.searchBounds);
-  // Creates, updates and deletes are sent together (as reads by id, kept-reads.ts): those
-  // that arrive in one turn, or while another write commits, go in one statement, in one
-  // commit (one WAL flush); one write is under way at a time. See docs/performance.md.
   const batched = batching(options.poolSize);
-  const write = { write: true };
   const kept = createKeptReads(db, batched, listing);
+  return {
+    get: (id) => withStoreErrors(() => kept.get(id)),
+    list: (query) => withStoreErrors(() => kept.list(query)),
+    count: (filters) => withStoreErrors(() => listing.count(filters)),
+    ...bookWrites(db, batched),
+    accounts: postgresAccounts(db),
+    changes: postgresChangeLog(db),
+    ping: () =>
+      withStoreErrors(async () => {
+        await db.query("SELECT 1");
+      }),
+    close: () => db.end(),
+  };
+}
+
+/**
+ * The store's book writes, each with its change log entries (books.ts). Creates, updates and
+ * deletes are sent together (as reads by id, kept-reads.ts): those that arrive in one turn, or
+ * while another write commits, go in one statement, in one commit (one WAL flush); one write is
+ * under way at a time. See docs/performance.md. A conditional write or a restore has a
+ * transaction of its own.
+ */
+function bookWrites(
+  db: Db,
+  batched: Batched,
+): Pick<BookStore, "create" | "update" | "remove" | "restore"> {
+  const write = { write: true };
   const createBooks = batched(
     (creates: readonly Create[]) => withStoreErrors(() => insertBooks(db, creates)),
     write,
@@ -78,7 +101,6 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     (deletes: readonly Delete[]) => withStoreErrors(() => deleteBooks(db, deletes)),
     write,
   );
-
   /**
    * A write on a condition: in one transaction, after locking the book (and first the lock of
    * book writes, books.ts) and checking it.
@@ -93,11 +115,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
         (await lockExpected(tx, id, expected)) === undefined ? undefined : write(tx),
       ),
     );
-
   return {
-    get: (id) => withStoreErrors(() => kept.get(id)),
-    list: (query) => withStoreErrors(() => kept.list(query)),
-    count: (filters) => withStoreErrors(() => listing.count(filters)),
     create: (book, by) =>
       createBooks({ book, by }).then((created) => {
         if (created instanceof BookIdsExhaustedError) throw created;
@@ -118,13 +136,6 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
             (done) => done === true,
           ),
     restore: (id, by) => withStoreErrors(() => db.transaction((tx) => restoreBook(tx, id, by))),
-    accounts: postgresAccounts(db),
-    changes: postgresChangeLog(db),
-    ping: () =>
-      withStoreErrors(async () => {
-        await db.query("SELECT 1");
-      }),
-    close: () => db.end(),
   };
 }
 
