@@ -133,11 +133,10 @@ export interface Ran<R> {
 /**
  * Runs `query` on `client`: a statement with values (or one that must be bounded) as a
  * BoundedQuery, taking the lock of book writes first with `lockBookWrites`; a script of
- * several without values as it is. Past `timeoutMs` (and a little
- * more, which PostgreSQL's own bound normally takes first) it is cancelled and its answer
- * awaited CANCEL_GRACE_MS longer: an answer that comes is its outcome, done or not; none means
- * the connection is lost (StoreUnavailableError), and the statement is still ended by its own
- * bound in PostgreSQL.
+ * several without values as it is. Past `timeoutMs` (and a little more, which PostgreSQL's
+ * own bound normally takes first) it is cancelled and its answer awaited CANCEL_GRACE_MS
+ * longer: an answer that comes is its outcome, done or not; none means the connection is lost
+ * (StoreUnavailableError), and the statement is still ended by its own bound in PostgreSQL.
  */
 export async function runStatement<R>(
   client: pg.PoolClient,
