@@ -3,7 +3,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { parseEnv } from "node:util";
 import proxyAddr from "@fastify/proxy-addr";
+import type { StreamLimits } from "./changes/stream.js";
 import { sharedFolderProblem } from "./private-files.js";
+import type { ChangesKept } from "./store/changes.js";
 import { parsePostgresUrl } from "./store/postgres/url.js";
 
 export type DbTarget =
@@ -40,6 +42,10 @@ export interface Config {
   readonly maxConnections: number;
   /** Open connections one client may hold (http/connections.ts says who is one client). */
   readonly maxConnectionsPerClient: number;
+  /** How much of the change log is kept (CHANGES_KEEP_DAYS, CHANGES_KEEP). */
+  readonly changesKept: ChangesKept;
+  /** The bounds of GET /changes as a stream (CHANGES_STREAMS…). */
+  readonly changeStreams: StreamLimits;
   /** Requests of one connection handled at once; its further ones wait, unread. */
   readonly maxPipelinedRequests: number;
   /** Requests of one client handled at once over all its connections; further ones wait. */
@@ -158,6 +164,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     trustProxy: parseTrustProxy(read("TRUST_PROXY"), production, problems, warnings),
     backups: readBackupSchedule(read, integer, db, problems),
+    changesKept: {
+      days: integer("CHANGES_KEEP_DAYS", 30, 1, 36_500),
+      // A change of every book of a catalogue of a million.
+      entries: integer("CHANGES_KEEP", 1_000_000, 1, 1_000_000_000),
+    },
+    changeStreams: {
+      // A school's 40 pages behind one address, within MAX_CONNECTIONS_PER_CLIENT (100).
+      perClient: integer("CHANGES_STREAMS_PER_CLIENT", 50, 1, 1_000_000),
+      total: integer("CHANGES_STREAMS", 1000, 1, 1_000_000),
+      // Under nginx's default proxy_read_timeout (60 s) and most balancers' idle timeouts.
+      heartbeatMs: integer("CHANGES_HEARTBEAT_SECONDS", 15, 1, 3600) * 1000,
+      maxBufferedBytes: 1024 * 1024,
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -1,9 +1,10 @@
 // Who a request is signed in as, and what their role lets them do. The built-in pair is an
 // administrator; an account's role is read from the store on each of its requests, so a
 // change of role, a disable or a new password holds from the next request, in every process.
-import type { onRequestHookHandler } from "fastify";
+import type { FastifyRequest, onRequestHookHandler } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
 import type { AccountStore, Role } from "../store/accounts.js";
+import type { ChangedBy } from "../store/changes.js";
 import { TOKEN_LIFETIME_SECONDS, type VerifiedToken } from "./tokens.js";
 
 export interface SignedIn {
@@ -21,6 +22,12 @@ declare module "fastify" {
 }
 
 export const builtInPair = (name: string): SignedIn => ({ account: null, name, role: "admin" });
+
+/** Who a request signs in, as the change log names them. */
+export const changedBy = ({ signedIn }: FastifyRequest): ChangedBy => ({
+  name: signedIn.name,
+  account: signedIn.account,
+});
 
 const RANK: Record<Role, number> = { reader: 0, librarian: 1, admin: 2 };
 

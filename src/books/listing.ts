@@ -81,6 +81,7 @@ export const listParametersSchema = {
 const INTEGER_PARAMETERS: Record<string, RegExp> = {
   limit: /^(0|[1-9][0-9]*)$/,
   after: /^(0|[1-9][0-9]*)$/,
+  since: /^(0|[1-9][0-9]*)$/,
   year: /^-?(0|[1-9][0-9]*)$/,
 };
 

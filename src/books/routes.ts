@@ -8,7 +8,7 @@ import type {
   HookHandlerDoneFunction,
 } from "fastify";
 import { requireToken, type TokenCheck } from "../auth/require-token.js";
-import { allow } from "../auth/signed-in.js";
+import { allow, changedBy } from "../auth/signed-in.js";
 import { Messages, respond } from "../http/envelope.js";
 import { refuseInvalid } from "../http/errors.js";
 import type { BookChanges, NewBook } from "../rules/book.js";
@@ -58,7 +58,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
     "/book",
     { schema: createBookSchema, config: invalidInput, onRequest: librarians },
     async (request, reply) => {
-      const book = await store.create(pickNewBook(request.body));
+      const book = await store.create(pickNewBook(request.body), changedBy(request));
       reply.header("etag", entityTag(book));
       return respond(reply, 201, Messages.bookCreated, book);
     },
@@ -111,7 +111,12 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
       // A valid body goes straight to the update, which finds no book when there is none: the
       // same answers as looking first, with one store round trip instead of two.
       const expected = ifMatchVersions(request.headers["if-match"]);
-      const updated = await store.update(id, pickChanges(request.body), expected);
+      const updated = await store.update(
+        id,
+        pickChanges(request.body),
+        expected,
+        changedBy(request),
+      );
       if (updated === undefined) return respond(reply, 404, Messages.bookNotFound);
       reply.header("etag", entityTag(updated));
       return respond(reply, 200, Messages.bookUpdated, updated);
@@ -123,7 +128,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
     { schema: deleteBookSchema, onRequest: librarians, preValidation: readBookId },
     async (request, reply) => {
       const expected = ifMatchVersions(request.headers["if-match"]);
-      const removed = await store.remove(request.params.id, expected);
+      const removed = await store.remove(request.params.id, expected, changedBy(request));
       if (!removed) return respond(reply, 404, Messages.bookNotFound);
       return respond(reply, 200, Messages.bookDeleted);
     },

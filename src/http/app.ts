@@ -12,6 +12,8 @@ import { authRoutes } from "../auth/routes.js";
 import { builtInPair } from "../auth/signed-in.js";
 import { createTokenService, type TokenService } from "../auth/tokens.js";
 import { bookRoutes } from "../books/routes.js";
+import { changeFeed, FEED_POLL_MS } from "../changes/feed.js";
+import { changeRoutes } from "../changes/routes.js";
 import type { Config } from "../config.js";
 import type { BookStore } from "../store/store.js";
 import { parseEveryBodyAsJson } from "./body-parser.js";
@@ -112,7 +114,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   return app;
 }
 
-/** POST /token, then the book and account routes, each behind the token. */
+/** POST /token, then the book, change and account routes, each behind the token. */
 async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<void> {
   const { config, store, worker } = deps;
   const tokens = deps.tokens ?? createTokenService(config.secret);
@@ -128,6 +130,16 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
   app.decorateRequest("signedIn", null as unknown as TokenCheck["builtIn"]);
   const tokenCheck: TokenCheck = { tokens, accounts, builtIn: builtInPair(config.username) };
   await app.register(bookRoutes, { store, tokenCheck });
+  if (store.changes !== undefined) {
+    const feed = changeFeed(store.changes, FEED_POLL_MS);
+    // A write answered here is read into the feed at once, not at its next poll.
+    app.addHook("onResponse", (request, reply, done) => {
+      if (request.method !== "GET" && reply.statusCode < 300) feed.wake();
+      done();
+    });
+    const streamLimits = config.changeStreams;
+    await app.register(changeRoutes, { store, log: store.changes, tokenCheck, feed, streamLimits });
+  }
   if (accounts !== undefined) {
     await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName, passwords });
   }

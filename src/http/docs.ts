@@ -99,6 +99,10 @@ const DOCUMENT = {
     { name: "tokens", description: "Exchange the built-in credentials for a token" },
     { name: "books", description: "The catalogue; every route needs a token" },
     { name: "accounts", description: "Accounts and their roles; managed by administrators" },
+    {
+      name: "changes",
+      description: "Every change to the catalogue, in order: to follow, resume, look back and undo",
+    },
     { name: "operations", description: "Liveness and readiness" },
   ],
 };

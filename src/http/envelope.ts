@@ -18,6 +18,12 @@ export const Messages = {
   invalidInput: "Invalid input",
   bookNotFound: "Book not found",
   bookChanged: "Book has changed",
+  bookRestored: "Book restored successfully",
+  bookExists: "Book exists",
+
+  changesRetrieved: "Changes retrieved successfully",
+  historyRetrieved: "History retrieved successfully",
+  changesGone: "Changes no longer kept",
 
   accountsRetrieved: "Accounts retrieved successfully",
   accountRetrieved: "Account retrieved successfully",

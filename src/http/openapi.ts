@@ -7,6 +7,7 @@ import {
   signedInSchema,
 } from "../accounts/schemas.js";
 import { bookChangesSchema, bookSchema, newBookSchema } from "../books/schemas.js";
+import { changeSchema } from "../changes/schemas.js";
 import { Messages } from "./envelope.js";
 import { REASON_HEADER } from "./reasons.js";
 
@@ -30,7 +31,9 @@ export type SchemaName =
   | "SignedIn"
   | "AccountEnvelope"
   | "AccountsEnvelope"
-  | "SignedInEnvelope";
+  | "SignedInEnvelope"
+  | "Change"
+  | "ChangesEnvelope";
 
 export const schemaRef = (name: SchemaName) => ({ $ref: `${name}#` }) as const;
 
@@ -109,6 +112,7 @@ const schemas = (credentialsExample: object) => [
     type: "null",
   }),
   ...accountSchemas,
+  ...changeSchemas,
 ];
 
 const EXAMPLE_ACCOUNT = { id: 3, name: "Ines", role: "librarian", enabled: true };
@@ -150,6 +154,29 @@ const accountSchemas = [
   }),
   envelope("SignedInEnvelope", "An answer saying who the token signs in.", {
     $ref: "SignedIn#",
+  }),
+];
+
+const changeSchemas = [
+  {
+    $id: "Change",
+    ...changeSchema,
+    description: "One entry of the change log: one create, update, delete or restore of a book.",
+    examples: [
+      {
+        seq: 42,
+        op: "update",
+        id: 1,
+        book: { ...EXAMPLE_BOOK, year: 1970 },
+        before: EXAMPLE_BOOK,
+        at: "2026-11-28T09:30:00.000Z",
+        by: { name: "Ines", account: 3 },
+      },
+    ],
+  },
+  envelope("ChangesEnvelope", "An answer carrying entries of the change log, in order.", {
+    type: "array",
+    items: { $ref: "Change#" },
   }),
 ];
 
@@ -230,10 +257,24 @@ export function failures(byStatus: Record<number, string[]>) {
   );
 }
 
+/** On a 410 `Changes no longer kept`: what is kept, and where to go on once the catalogue is read. */
+const CHANGES_GONE_HEADERS: Headers = {
+  "changes-oldest-kept": {
+    type: "integer",
+    description: "The oldest sequence still kept: `since` may be one less, no lower.",
+  },
+  link: {
+    type: "string",
+    description:
+      '`</changes?since=…>; rel="next"`: the newest sequence now. Read the catalogue again (GET /books), then follow the changes from there; an entry already seen in the catalogue does no harm, as each carries the whole book.',
+  },
+};
+
 function failureHeaders(status: string): Headers {
   if (status === "429" || status === "503")
     return { ...ROUTED_ANSWER_HEADERS, ...RETRY_AFTER_HEADER };
   if (status === "400") return { ...ROUTED_ANSWER_HEADERS, ...REASON_HEADERS };
+  if (status === "410") return { ...ROUTED_ANSWER_HEADERS, ...CHANGES_GONE_HEADERS };
   if (status === "408" || status === "431") return NOSNIFF_HEADER;
   return ROUTED_ANSWER_HEADERS;
 }

@@ -1,0 +1,144 @@
+// The change log's routes: GET /changes (a page, or a live stream), a book's history, and the
+// restore of a deleted book. Every one is behind the token; readers may read, librarians restore.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { requireToken, type TokenCheck } from "../auth/require-token.js";
+import { allow, changedBy } from "../auth/signed-in.js";
+import { entityTag } from "../books/conditions.js";
+import { readIntegerParameters } from "../books/listing.js";
+import { parseBookId } from "../books/schemas.js";
+import { Messages, respond } from "../http/envelope.js";
+import { setReason } from "../http/reasons.js";
+import { BookExistsError, type ChangeLog, ChangesGoneError } from "../store/changes.js";
+import type { BookStore } from "../store/store.js";
+import type { ChangeFeed } from "./feed.js";
+import {
+  bookHistorySchema,
+  DEFAULT_CHANGES_LIMIT,
+  listChangesSchema,
+  restoreBookSchema,
+} from "./route-schemas.js";
+import { wireChange } from "./schemas.js";
+import { changeStreams, type StreamLimits } from "./stream.js";
+
+export interface ChangeRoutesOptions {
+  store: BookStore;
+  log: ChangeLog;
+  tokenCheck: TokenCheck;
+  /** The live feed GET /changes streams from (feed.ts). */
+  feed: ChangeFeed;
+  streamLimits: StreamLimits;
+}
+
+type Page = { Querystring: { since?: number; limit?: number } };
+type WithId = { Params: { id: number } };
+const invalidInput = { invalidBodyMessage: Messages.invalidInput };
+
+/** An id written plainly becomes a number; any other is 404 `Book not found`. */
+function readBookId(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+  const params = request.params as Record<string, unknown>;
+  const id = typeof params.id === "string" ? parseBookId(params.id) : undefined;
+  if (id === undefined) return void respond(reply, 404, Messages.bookNotFound);
+  params.id = id;
+  done();
+}
+
+const readQuery = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+  readIntegerParameters(request.query as Record<string, unknown>);
+  done();
+};
+
+/** 410: what is kept, and where to go on from once the catalogue is read again. */
+async function gone(reply: FastifyReply, log: ChangeLog, error: ChangesGoneError) {
+  reply.header("changes-oldest-kept", error.oldest);
+  reply.header("link", `</changes?since=${await log.latest()}>; rel="next"`);
+  return respond(reply, 410, Messages.changesGone);
+}
+
+/** A stream's place to start: Last-Event-ID when the client sends one (a reconnect). */
+function streamSince(request: FastifyRequest<Page>): number | undefined {
+  const last = request.headers["last-event-id"];
+  if (last === undefined) return request.query.since ?? 0;
+  return typeof last === "string" && /^(0|[1-9][0-9]{0,15})$/.test(last) ? Number(last) : undefined;
+}
+
+const wantsStream = (request: FastifyRequest) =>
+  request.headers.accept?.includes("text/event-stream") === true;
+
+export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOptions) {
+  const { store, log, tokenCheck, feed } = options;
+  const streams = changeStreams(feed, options.streamLimits);
+  app.addHook("onRequest", requireToken(tokenCheck));
+  app.addHook("preClose", (done) => {
+    streams.close();
+    feed.close();
+    done();
+  });
+
+  /** The entries from `since`, then live, until the token expires. */
+  const stream = async (request: FastifyRequest<Page>, reply: FastifyReply) => {
+    const since = streamSince(request);
+    if (since === undefined) {
+      setReason(reply, "Last-Event-ID: a sequence, a whole number");
+      return respond(reply, 400, Messages.invalidInput);
+    }
+    const token = request.headers.authorization?.trim().replace(/^bearer\s+/i, "") ?? "";
+    const verified = tokenCheck.tokens.verify(token);
+    if (verified === false) return respond(reply, 401, Messages.invalidToken);
+    // A `since` no longer kept is 410 before the stream begins.
+    await log.list(since, 1);
+    return streams.stream(request, reply, since, verified.expiresAt);
+  };
+
+  app.get<Page>(
+    "/changes",
+    { schema: listChangesSchema, config: invalidInput, preValidation: readQuery },
+    async (request, reply) => {
+      const { since = 0, limit = DEFAULT_CHANGES_LIMIT } = request.query;
+      try {
+        if (wantsStream(request)) return await stream(request, reply);
+        const changes = await log.list(since, limit);
+        const next = changes.at(-1)?.seq ?? since;
+        reply.header("link", `</changes?since=${next}&limit=${limit}>; rel="next"`);
+        return respond(reply, 200, Messages.changesRetrieved, changes.map(wireChange));
+      } catch (error) {
+        if (error instanceof ChangesGoneError) return gone(reply, log, error);
+        throw error;
+      }
+    },
+  );
+
+  app.get<WithId & Page>(
+    "/book/:id/history",
+    {
+      schema: bookHistorySchema,
+      config: invalidInput,
+      preValidation: (request, reply, done) =>
+        readQuery(request, reply, () => readBookId(request, reply, done)),
+    },
+    async (request, reply) => {
+      const { since = 0, limit = DEFAULT_CHANGES_LIMIT } = request.query;
+      const { id } = request.params;
+      const changes = await log.history(id, since, limit);
+      if (changes.length === 0 && since === 0 && (await store.get(id)) === undefined) {
+        return respond(reply, 404, Messages.bookNotFound);
+      }
+      return respond(reply, 200, Messages.historyRetrieved, changes.map(wireChange));
+    },
+  );
+
+  app.post<WithId>(
+    "/book/:id/restore",
+    { schema: restoreBookSchema, onRequest: allow("librarian"), preValidation: readBookId },
+    async (request, reply) => {
+      try {
+        const book = await store.restore(request.params.id, changedBy(request));
+        if (book === undefined) return respond(reply, 404, Messages.bookNotFound);
+        reply.header("etag", entityTag(book));
+        return respond(reply, 201, Messages.bookRestored, book);
+      } catch (error) {
+        if (error instanceof BookExistsError) return respond(reply, 409, Messages.bookExists);
+        throw error;
+      }
+    },
+  );
+}

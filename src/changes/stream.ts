@@ -1,0 +1,123 @@
+// GET /changes as Server-Sent Events: the entries after `since` (or Last-Event-ID), then live.
+// Bounded: streams per client and in all; a reader that does not keep up is dropped, never
+// buffered without end; a stream ends when its token expires, and at shutdown.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Messages, respond } from "../http/envelope.js";
+import type { Change } from "../store/changes.js";
+import type { ChangeFeed, Follower } from "./feed.js";
+import { wireChange } from "./schemas.js";
+
+export interface StreamLimits {
+  /** Open streams one client (address) may hold. */
+  perClient: number;
+  /** Open streams in all, in this process. */
+  total: number;
+  /** A comment this often keeps proxies from closing an idle stream. */
+  heartbeatMs: number;
+  /** What a stream may hold unsent before its reader is dropped. */
+  maxBufferedBytes: number;
+}
+
+/** Tells a client how long to wait before reconnecting, in ms. */
+const RETRY_MS = 2_000;
+
+const event = (change: Change) =>
+  `id: ${change.seq}\nevent: ${change.op}\ndata: ${JSON.stringify(wireChange(change))}\n\n`;
+
+export function changeStreams(feed: ChangeFeed, limits: StreamLimits) {
+  const open = new Set<() => void>();
+  const byClient = new Map<string, number>();
+  const heartbeats = new Set<FastifyReply["raw"]>();
+  let heartbeat: NodeJS.Timeout | undefined;
+
+  const refused = (reply: FastifyReply, client: string) => {
+    if (open.size >= limits.total) {
+      reply.header("retry-after", 5);
+      return respond(reply, 503, Messages.serviceUnavailable);
+    }
+    if ((byClient.get(client) ?? 0) >= limits.perClient) {
+      reply.header("retry-after", 5);
+      return respond(reply, 429, Messages.tooManyRequests);
+    }
+    return undefined;
+  };
+
+  /** Streams from `since` until the token expires at `expiresAt` (ms). */
+  async function stream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    since: number,
+    expiresAt: number,
+  ): Promise<FastifyReply | undefined> {
+    const client = request.ip;
+    const refusal = refused(reply, client);
+    if (refusal !== undefined) return refusal;
+    const raw = reply.raw;
+    let ended = false;
+    const follower: Follower = {
+      take: (changes) => {
+        if (ended) return true;
+        raw.write(changes.map(event).join(""));
+        return raw.writableLength <= limits.maxBufferedBytes;
+      },
+      dropped: () => end(),
+    };
+    // Counted before the first await, so a burst of opens cannot pass the limits.
+    byClient.set(client, (byClient.get(client) ?? 0) + 1);
+    let following: { stop(): void } | undefined;
+    const expiry = setTimeout(() => end(), Math.max(0, expiresAt - Date.now()));
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      open.delete(end);
+      heartbeats.delete(raw);
+      if (heartbeats.size === 0) {
+        clearInterval(heartbeat);
+        heartbeat = undefined;
+      }
+      clearTimeout(expiry);
+      following?.stop();
+      const left = (byClient.get(client) ?? 1) - 1;
+      if (left === 0) byClient.delete(client);
+      else byClient.set(client, left);
+      raw.end();
+    };
+    open.add(end);
+    reply.hijack();
+    raw.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      "x-request-id": request.id,
+      // nginx passes each event on at once, rather than holding it in its buffer.
+      "x-accel-buffering": "no",
+    });
+    raw.write(`retry: ${RETRY_MS}\n\n`);
+    raw.on("close", end);
+    try {
+      following = await feed.follow(since, follower);
+    } catch {
+      end();
+      return undefined;
+    }
+    if (ended) following.stop();
+    heartbeats.add(raw);
+    heartbeat ??= setInterval(() => {
+      for (const each of heartbeats) each.write(": heartbeat\n\n");
+    }, limits.heartbeatMs).unref();
+    return undefined;
+  }
+
+  return {
+    stream,
+    /** How many streams are open. */
+    get size() {
+      return open.size;
+    },
+    /** Ends every stream (shutdown). */
+    close() {
+      for (const end of [...open]) end();
+      clearInterval(heartbeat);
+    },
+  };
+}

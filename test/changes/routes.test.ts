@@ -1,0 +1,210 @@
+// The change log's routes on every store: GET /changes, a book's history, a restore; who is
+// named, what readers may do, and the clear 4xx of each refusal.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import type { App } from "../../src/http/app.js";
+import { Messages } from "../../src/http/envelope.js";
+import type { Book } from "../../src/rules/book.js";
+import type { ChangeLog } from "../../src/store/changes.js";
+import { describe } from "../support/describe.js";
+import {
+  type Answer,
+  buildTestApp,
+  type CallOptions,
+  call,
+  type OpenedStore,
+  storesUnderTest,
+  TEST_USERNAME,
+  tokenFor,
+} from "../support/helpers.js";
+
+const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
+const PASSWORD = "twelve chars or more";
+
+interface WireChange {
+  seq: number;
+  op: string;
+  id: number;
+  book: Book | null;
+  before: Book | null;
+  at: string;
+  by: { name: string; account: number | null } | null;
+}
+
+function assertRefused(answer: Answer, status: number, message: string) {
+  assert.equal(answer.status, status, answer.raw);
+  assert.deepEqual(answer.body, { status, message, data: null });
+}
+
+for (const kind of await storesUnderTest({ sqliteFile: true })) {
+  describe(`the change routes on ${kind.name}`, { skip: kind.skip }, () => {
+    let opened: OpenedStore;
+    let app: App;
+    let admin: string;
+    const tokens: Record<string, string> = {};
+    const ids: Record<string, number> = {};
+    const send = <T = unknown>(method: string, url: string, options: CallOptions = {}) =>
+      call<T>(app, method, url, { token: admin, ...options });
+    const latest = () => (opened.store.changes as ChangeLog).latest();
+
+    before(async () => {
+      opened = await kind.open();
+      app = await buildTestApp({ store: opened.store });
+      admin = await tokenFor(app);
+      for (const role of ["reader", "librarian"]) {
+        const name = `${role}-ana`;
+        const added = await send<{ id: number }>("POST", "/accounts", {
+          body: { name, role, password: PASSWORD },
+        });
+        ids[role] = added.body.data?.id as number;
+        const login = await call<{ token: string }>(app, "POST", "/token", {
+          body: { username: name, password: PASSWORD },
+        });
+        tokens[role] = login.body.data?.token as string;
+      }
+    });
+    after(async () => {
+      await app?.close();
+      await opened?.dispose();
+    });
+
+    test("every write through the API is listed in order, naming who made it", async () => {
+      const since = await latest();
+      const created = await send<Book>("POST", "/book", { body: DUNE, token: tokens.librarian });
+      const id = created.body.data?.id as number;
+      await send("PUT", `/book/${id}`, { body: { year: 1966 } });
+      await send("DELETE", `/book/${id}`, { token: tokens.librarian });
+      const answer = await send<WireChange[]>("GET", `/changes?since=${since}`, {
+        token: tokens.reader,
+      });
+      assert.equal(answer.status, 200, answer.raw);
+      assert.equal(answer.body.message, Messages.changesRetrieved);
+      const changes = answer.body.data as WireChange[];
+      const librarian = { name: "librarian-ana", account: ids.librarian as number };
+      assert.deepEqual(
+        changes.map(({ op, id, book, before, by }) => ({ op, id, book, before, by })),
+        [
+          { op: "create", id, book: { id, ...DUNE }, before: null, by: librarian },
+          {
+            op: "update",
+            id,
+            book: { id, ...DUNE, year: 1966 },
+            before: { id, ...DUNE },
+            by: { name: TEST_USERNAME, account: null },
+          },
+          { op: "delete", id, book: null, before: { id, ...DUNE, year: 1966 }, by: librarian },
+        ],
+      );
+      for (const change of changes)
+        assert.ok(Math.abs(Date.parse(change.at) - Date.now()) < 60_000);
+      const last = changes[2]?.seq as number;
+      assert.equal(answer.headers.link, `</changes?since=${last}&limit=100>; rel="next"`);
+      // Asked again from there: nothing yet, and the same place to go on from.
+      const again = await send<WireChange[]>("GET", `/changes?since=${last}&limit=5`);
+      assert.deepEqual(again.body.data, []);
+      assert.equal(again.headers.link, `</changes?since=${last}&limit=5>; rel="next"`);
+    });
+
+    test("a page at a time, following the Link header", async () => {
+      const since = await latest();
+      for (let i = 0; i < 5; i++) await send("POST", "/book", { body: { ...DUNE, year: i } });
+      const years: number[] = [];
+      let url = `/changes?since=${since}&limit=2`;
+      for (let pages = 0; pages < 5; pages++) {
+        const answer = await send<WireChange[]>("GET", url);
+        if (answer.body.data?.length === 0) break;
+        years.push(...(answer.body.data ?? []).map((c) => c.book?.year as number));
+        url = /^<([^>]+)>/.exec(answer.headers.link as string)?.[1] as string;
+      }
+      assert.deepEqual(years, [0, 1, 2, 3, 4]);
+    });
+
+    test("bad parameters are 400 Invalid input with a reason; no token is 401", async () => {
+      for (const query of [
+        "since=-1",
+        "since=01",
+        "since=x",
+        "limit=0",
+        "limit=1001",
+        "since=1&since=2",
+      ]) {
+        const answer = await send("GET", `/changes?${query}`);
+        assertRefused(answer, 400, Messages.invalidInput);
+        assert.match(String(answer.headers["problem-reason"]), /^(since|limit): /, query);
+      }
+      assertRefused(await call(app, "GET", "/changes"), 401, Messages.tokenRequired);
+    });
+
+    test("a since older than what is kept is 410, with what is kept and where to go on", async () => {
+      await send("POST", "/book", { body: DUNE });
+      const log = opened.store.changes as ChangeLog;
+      await log.trim({ days: 30, entries: 0 });
+      const newest = await latest();
+      const answer = await send("GET", "/changes?since=0");
+      assertRefused(answer, 410, Messages.changesGone);
+      assert.equal(answer.headers["changes-oldest-kept"], String(newest + 1));
+      assert.equal(answer.headers.link, `</changes?since=${newest}>; rel="next"`);
+      assert.equal((await send("GET", `/changes?since=${newest}`)).status, 200);
+    });
+
+    test("a book's history, deleted or not; 404 for a book never seen", async () => {
+      const created = await send<Book>("POST", "/book", { body: DUNE });
+      const id = created.body.data?.id as number;
+      await send("PUT", `/book/${id}`, { body: { title: "Dune Messiah" } });
+      await send("DELETE", `/book/${id}`);
+      const history = await send<WireChange[]>("GET", `/book/${id}/history`, {
+        token: tokens.reader,
+      });
+      assert.equal(history.status, 200, history.raw);
+      assert.equal(history.body.message, Messages.historyRetrieved);
+      assert.deepEqual(
+        history.body.data?.map((c) => c.op),
+        ["create", "update", "delete"],
+      );
+      const later = await send<WireChange[]>(
+        "GET",
+        `/book/${id}/history?since=${history.body.data?.[0]?.seq}&limit=1`,
+      );
+      assert.deepEqual(
+        later.body.data?.map((c) => c.op),
+        ["update"],
+      );
+      assertRefused(await send("GET", `/book/${id + 1000}/history`), 404, Messages.bookNotFound);
+      assertRefused(await send("GET", "/book/01/history"), 404, Messages.bookNotFound);
+    });
+
+    test("restore: 201 with the book and its ETag, then 409; 404 unknown; 403 for a reader", async () => {
+      const created = await send<Book>("POST", "/book", { body: DUNE });
+      const book = created.body.data as Book;
+      assertRefused(await send("POST", `/book/${book.id}/restore`), 409, Messages.bookExists);
+      await send("DELETE", `/book/${book.id}`);
+      assertRefused(
+        await send("POST", `/book/${book.id}/restore`, { token: tokens.reader }),
+        403,
+        Messages.forbidden,
+      );
+      const restored = await send<Book>("POST", `/book/${book.id}/restore`, {
+        token: tokens.librarian,
+      });
+      assert.equal(restored.status, 201, restored.raw);
+      assert.deepEqual(restored.body, {
+        status: 201,
+        message: Messages.bookRestored,
+        data: book,
+      });
+      assert.equal(restored.headers.etag, created.headers.etag);
+      assert.deepEqual((await send("GET", `/book/${book.id}`)).body.data, book);
+      assertRefused(await send("POST", `/book/${book.id}/restore`), 409, Messages.bookExists);
+      assertRefused(
+        await send("POST", `/book/${book.id + 1000}/restore`),
+        404,
+        Messages.bookNotFound,
+      );
+      const [entry] = (
+        (await send<WireChange[]>("GET", `/book/${book.id}/history`)).body.data ?? []
+      ).slice(-1);
+      assert.deepEqual(entry?.by, { name: "librarian-ana", account: ids.librarian });
+      assert.equal(entry?.op, "restore");
+    });
+  });
+}

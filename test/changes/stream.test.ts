@@ -1,0 +1,220 @@
+// GET /changes as Server-Sent Events, over a real socket: from `since`, then live; resumed
+// from Last-Event-ID with nothing missed; bounded per client; ended with the token and at
+// shutdown.
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { after, before, test } from "node:test";
+import type { App } from "../../src/http/app.js";
+import { Messages } from "../../src/http/envelope.js";
+import type { ChangeLog } from "../../src/store/changes.js";
+import { describe } from "../support/describe.js";
+import {
+  buildTestApp,
+  listenLocally,
+  type OpenedStore,
+  storesUnderTest,
+  TEST_SECRET,
+  tokenFor,
+} from "../support/helpers.js";
+
+const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
+
+interface Event {
+  id: string;
+  event: string;
+  data: { seq: number; op: string; id: number; book: { year: number } | null };
+}
+
+/** An open stream: the events read so far, and a wait for more. */
+function openStream(url: string, token: string, headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const events: Event[] = [];
+  let text = "";
+  let ended = false;
+  const opened = fetch(url, {
+    headers: { authorization: token, accept: "text/event-stream", ...headers },
+    signal: controller.signal,
+  });
+  const reading = opened.then(async (response) => {
+    if (response.status !== 200) return response;
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        let end = text.indexOf("\n\n");
+        while (end !== -1) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          const fields = Object.fromEntries(
+            block
+              .split("\n")
+              .filter((line) => !line.startsWith(":"))
+              .map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 2)]),
+          );
+          if (fields.data !== undefined)
+            events.push({ ...fields, data: JSON.parse(fields.data) } as Event);
+          end = text.indexOf("\n\n");
+        }
+      }
+    } catch {
+      // aborted
+    }
+    ended = true;
+    return response;
+  });
+  const until = async (check: () => boolean, ms = 5_000) => {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`waited ${ms} ms; have ${events.length} events`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  return {
+    events,
+    opened,
+    reading,
+    ended: () => ended,
+    until,
+    close: () => controller.abort(),
+  };
+}
+
+/**
+ * A stream opened once the client has a place for it: the places of streams it closed are
+ * given back as the server sees them close, a moment later.
+ */
+async function openWhenFree(url: string, token: string) {
+  for (let i = 0; ; i++) {
+    const stream = openStream(url, token);
+    const { status } = await stream.opened;
+    if (status === 200) return stream;
+    stream.close();
+    assert.equal(status, 429);
+    assert.ok(i < 100, "no place was given back within 2 s");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A token of the built-in pair that expires in `seconds`, signed as the service signs. */
+function shortToken(seconds: number): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const input = `${part({ alg: "HS256", typ: "JWT" })}.${part({ exp: Math.floor(Date.now() / 1000) + seconds })}`;
+  return `${input}.${createHmac("sha256", TEST_SECRET).update(input).digest("base64url")}`;
+}
+
+for (const kind of await storesUnderTest({ sqliteFile: true })) {
+  describe(`the change stream on ${kind.name}`, { skip: kind.skip }, () => {
+    let opened: OpenedStore;
+    let app: App;
+    let base: string;
+    let token: string;
+    const post = (year: number) =>
+      fetch(`${base}/book`, {
+        method: "POST",
+        headers: { authorization: token, "content-type": "application/json" },
+        body: JSON.stringify({ ...DUNE, year }),
+      });
+
+    before(async () => {
+      opened = await kind.open();
+      app = await buildTestApp({ store: opened.store, env: { CHANGES_STREAMS_PER_CLIENT: "3" } });
+      base = await listenLocally(app);
+      token = await tokenFor(app);
+    });
+    after(async () => {
+      await app?.close();
+      await opened?.dispose();
+    });
+
+    test("the entries after `since`, then each write as it is answered, once and in order", async () => {
+      const since = await (opened.store.changes as ChangeLog).latest();
+      for (let year = 0; year < 3; year++) await post(year);
+      const stream = openStream(`${base}/changes?since=${since}`, token);
+      const response = await stream.opened;
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("content-type"), "text/event-stream; charset=utf-8");
+      assert.equal(response.headers.get("cache-control"), "no-store");
+      await stream.until(() => stream.events.length === 3);
+      for (let year = 3; year < 6; year++) await post(year);
+      await stream.until(() => stream.events.length === 6);
+      assert.deepEqual(
+        stream.events.map((e) => [e.event, e.data.book?.year]),
+        [0, 1, 2, 3, 4, 5].map((year) => ["create", year]),
+      );
+      const seqs = stream.events.map((e) => Number(e.id));
+      assert.deepEqual(
+        seqs,
+        stream.events.map((e) => e.data.seq),
+      );
+      assert.ok(seqs.every((seq, i) => i === 0 || seq > (seqs[i - 1] as number)));
+      stream.close();
+    });
+
+    test("resumed from Last-Event-ID, a follower misses nothing written while it was away", async () => {
+      const since = await (opened.store.changes as ChangeLog).latest();
+      const first = openStream(`${base}/changes?since=${since}`, token);
+      await first.opened;
+      await post(100);
+      await first.until(() => first.events.length === 1);
+      first.close();
+      for (let year = 101; year < 104; year++) await post(year);
+      const last = first.events.at(-1)?.id as string;
+      const second = openStream(`${base}/changes?since=0`, token, { "last-event-id": last });
+      await second.until(() => second.events.length === 3);
+      assert.deepEqual(
+        second.events.map((e) => e.data.book?.year),
+        [101, 102, 103],
+      );
+      second.close();
+    });
+
+    test("a since no longer kept is 410 before any stream; a bad Last-Event-ID is 400", async () => {
+      await post(1);
+      await (opened.store.changes as ChangeLog).trim({ days: 30, entries: 0 });
+      const gone = await openStream(`${base}/changes?since=0`, token).opened;
+      assert.equal(gone.status, 410);
+      assert.deepEqual(await gone.json(), {
+        status: 410,
+        message: Messages.changesGone,
+        data: null,
+      });
+      const bad = await openStream(`${base}/changes`, token, { "last-event-id": "x1" }).opened;
+      assert.equal(bad.status, 400);
+      assert.match(bad.headers.get("problem-reason") ?? "", /^Last-Event-ID: /);
+    });
+
+    test("streams one client may hold are bounded: past them 429, and a place freed is taken again", async () => {
+      const latest = await (opened.store.changes as ChangeLog).latest();
+      const streams = [1, 2, 3].map(() => openStream(`${base}/changes?since=${latest}`, token));
+      for (const stream of streams) assert.equal((await stream.opened).status, 200);
+      const fourth = await openStream(`${base}/changes?since=${latest}`, token).opened;
+      assert.equal(fourth.status, 429);
+      assert.equal(fourth.headers.get("retry-after"), "5");
+      streams[0]?.close();
+      await streams[0]?.reading;
+      const again = await openWhenFree(`${base}/changes?since=${latest}`, token);
+      again.close();
+      for (const stream of streams) stream.close();
+    });
+
+    test("a stream ends when its token expires", async () => {
+      const since = await (opened.store.changes as ChangeLog).latest();
+      const stream = await openWhenFree(`${base}/changes?since=${since}`, shortToken(2));
+      await post(7);
+      await stream.until(() => stream.events.length === 1);
+      await stream.until(() => stream.ended(), 5_000);
+      stream.close();
+    });
+  });
+}
+
+test("shutdown ends every stream", async () => {
+  const app = await buildTestApp();
+  const base = await listenLocally(app);
+  const token = await tokenFor(app);
+  const stream = openStream(`${base}/changes`, token);
+  assert.equal((await stream.opened).status, 200);
+  const closing = app.close();
+  await stream.until(() => stream.ended(), 5_000);
+  await closing;
+});
