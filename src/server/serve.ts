@@ -2,6 +2,7 @@
 import cluster from "node:cluster";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { keepChanges } from "../changes/retention.js";
 import { type Config, describeDb } from "../config.js";
 import { type App, buildApp } from "../http/app.js";
 import { WEB_ROOT } from "../http/web-page.js";
@@ -50,12 +51,18 @@ export async function serve(config: Config): Promise<void> {
   // so that its first answer has the time of the newest backup in the folder.
   const backups =
     worker === undefined ? await startBackups(config, app.log, metrics?.registry) : undefined;
+  // The primary keeps the change log trimmed (any process may; one is enough).
+  const trimming =
+    worker === undefined && store.changes !== undefined
+      ? keepChanges(store.changes, config.changesKept, app.log)
+      : undefined;
   let metricsServer: Server | undefined;
   if (metrics && worker === undefined) {
     try {
       metricsServer = await serveProcessMetrics(config, metrics);
     } catch (error) {
       backups?.stop();
+      trimming?.stop();
       await app.close();
       await store.close();
       fail((error as Error).message);
@@ -64,6 +71,7 @@ export async function serve(config: Config): Promise<void> {
   }
   stopOnRequest(worker, (reason) => {
     backups?.stop();
+    trimming?.stop();
     metricsServer?.close();
     const bounds = { timeoutMs: config.shutdownTimeoutMs, drainMs: config.shutdownDrainMs };
     void shutdown(app, store, bounds, reason);
