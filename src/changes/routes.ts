@@ -7,6 +7,7 @@ import { entityTag } from "../books/conditions.js";
 import { readIntegerParameters } from "../books/listing.js";
 import { parseBookId } from "../books/schemas.js";
 import { Messages, respond } from "../http/envelope.js";
+import type { Metrics } from "../http/metrics.js";
 import { setReason } from "../http/reasons.js";
 import { BookExistsError, type ChangeLog, ChangesGoneError } from "../store/changes.js";
 import type { BookStore } from "../store/store.js";
@@ -27,6 +28,7 @@ export interface ChangeRoutesOptions {
   /** The live feed GET /changes streams from (feed.ts). */
   feed: ChangeFeed;
   streamLimits: StreamLimits;
+  metrics: Metrics | undefined;
 }
 
 type Page = { Querystring: { since?: number; limit?: number } };
@@ -66,7 +68,11 @@ const wantsStream = (request: FastifyRequest) =>
 
 export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOptions) {
   const { store, log, tokenCheck, feed } = options;
-  const streams = changeStreams(feed, options.streamLimits);
+  const { metrics } = options;
+  const streams = changeStreams(feed, options.streamLimits, (reason) =>
+    metrics?.changeStreamEnded(reason),
+  );
+  metrics?.watchChangeStreams(() => streams.size);
   app.addHook("onRequest", requireToken(tokenCheck));
   app.addHook("preClose", (done) => {
     streams.close();

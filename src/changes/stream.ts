@@ -24,7 +24,10 @@ const RETRY_MS = 2_000;
 const event = (change: Change) =>
   `id: ${change.seq}\nevent: ${change.op}\ndata: ${JSON.stringify(wireChange(change))}\n\n`;
 
-export function changeStreams(feed: ChangeFeed, limits: StreamLimits) {
+/** What is told of streams refused or dropped (the metrics). */
+export type StreamEnded = (reason: "per client" | "in all" | "fell behind") => void;
+
+export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: StreamEnded) {
   const open = new Set<() => void>();
   const byClient = new Map<string, number>();
   const heartbeats = new Set<FastifyReply["raw"]>();
@@ -32,10 +35,12 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits) {
 
   const refused = (reply: FastifyReply, client: string) => {
     if (open.size >= limits.total) {
+      told("in all");
       reply.header("retry-after", 5);
       return respond(reply, 503, Messages.serviceUnavailable);
     }
     if ((byClient.get(client) ?? 0) >= limits.perClient) {
+      told("per client");
       reply.header("retry-after", 5);
       return respond(reply, 429, Messages.tooManyRequests);
     }
@@ -58,7 +63,9 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits) {
       take: (changes) => {
         if (ended) return true;
         raw.write(changes.map(event).join(""));
-        return raw.writableLength <= limits.maxBufferedBytes;
+        if (raw.writableLength <= limits.maxBufferedBytes) return true;
+        told("fell behind");
+        return false;
       },
       dropped: () => end(),
     };
@@ -80,7 +87,9 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits) {
       const left = (byClient.get(client) ?? 1) - 1;
       if (left === 0) byClient.delete(client);
       else byClient.set(client, left);
-      raw.end();
+      // A reader that is not reading would hold what is unsent, and its connection, for ever.
+      if (raw.writableLength > 0) raw.destroy();
+      else raw.end();
     };
     open.add(end);
     reply.hijack();

@@ -116,7 +116,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
 /** POST /token, then the book, change and account routes, each behind the token. */
 async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<void> {
-  const { config, store, worker } = deps;
+  const { config, store, worker, metrics } = deps;
   const tokens = deps.tokens ?? createTokenService(config.secret);
   const limiter = deps.limiter ?? (await openLoginLimiter(config, worker !== undefined));
   app.addHook("onClose", () => limiter.close());
@@ -138,7 +138,8 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
       done();
     });
     const streamLimits = config.changeStreams;
-    await app.register(changeRoutes, { store, log: store.changes, tokenCheck, feed, streamLimits });
+    const changes = { store, log: store.changes, tokenCheck, feed, streamLimits, metrics };
+    await app.register(changeRoutes, changes);
   }
   if (accounts !== undefined) {
     await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName, passwords });

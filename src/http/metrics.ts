@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { droppedLogLines } from "./log-destination.js";
 
 export interface Metrics {
@@ -13,6 +13,10 @@ export interface Metrics {
   limiterError(): void;
   /** Counts a request answered 503 because the process had no file descriptor left. */
   outOfDescriptors(): void;
+  /** Reports the change streams open (`open()`, read at each scrape). */
+  watchChangeStreams(open: () => number): void;
+  /** Counts a change stream refused at a limit, or dropped for a reader that fell behind. */
+  changeStreamEnded(reason: "per client" | "in all" | "fell behind"): void;
 }
 
 /** Prometheus metrics: requests, latency, store errors, and the process's own. */
@@ -58,6 +62,21 @@ export function createMetrics(): Metrics {
       this.inc(droppedLogLines());
     },
   });
+  let openStreams = () => 0;
+  new Gauge({
+    name: "book_catalogue_change_streams",
+    help: "Change streams (GET /changes as Server-Sent Events) open now",
+    registers: [registry],
+    collect() {
+      this.set(openStreams());
+    },
+  });
+  const streamsEnded = new Counter({
+    name: "book_catalogue_change_streams_refused_total",
+    help: "Change streams refused at a limit (per client, in all) or dropped for a reader that fell behind",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
   return {
     registry,
     observe(request, reply) {
@@ -73,6 +92,10 @@ export function createMetrics(): Metrics {
     storeError: (kind) => storeErrors.inc({ kind }),
     limiterError: () => limiterErrors.inc(),
     outOfDescriptors: () => descriptors.inc(),
+    watchChangeStreams: (open) => {
+      openStreams = open;
+    },
+    changeStreamEnded: (reason) => streamsEnded.inc({ reason }),
   };
 }
 

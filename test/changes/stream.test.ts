@@ -3,10 +3,13 @@
 // shutdown.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { connect } from "node:net";
 import { after, before, test } from "node:test";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import { createMetrics } from "../../src/http/metrics.js";
 import type { ChangeLog } from "../../src/store/changes.js";
+import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { describe } from "../support/describe.js";
 import {
   buildTestApp,
@@ -14,6 +17,7 @@ import {
   type OpenedStore,
   storesUnderTest,
   TEST_SECRET,
+  testConfig,
   tokenFor,
 } from "../support/helpers.js";
 
@@ -217,4 +221,41 @@ test("shutdown ends every stream", async () => {
   const closing = app.close();
   await stream.until(() => stream.ended(), 5_000);
   await closing;
+});
+
+test("a reader that does not read is dropped, its memory freed; the metrics count it", async () => {
+  const metrics = createMetrics();
+  const config = testConfig();
+  const store = openSqliteStore(":memory:");
+  const app = await buildTestApp({
+    store,
+    metrics,
+    config: { ...config, changeStreams: { ...config.changeStreams, maxBufferedBytes: 64 * 1024 } },
+  });
+  const base = new URL(await listenLocally(app));
+  const token = await tokenFor(app);
+  const title = "T".repeat(500);
+  await Promise.all(
+    Array.from({ length: 4000 }, (_, i) => store.create({ title, author: "A", year: i })),
+  );
+  // Asks for the stream and never reads: what the service sends fills the socket's buffers.
+  const socket = connect(Number(base.port), base.hostname);
+  socket.pause();
+  socket.write(
+    `GET /changes?since=0 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: ${token}\r\n\r\n`,
+  );
+  const gauge = async () =>
+    (await metrics.registry.getSingleMetric("book_catalogue_change_streams")?.get())?.values[0]
+      ?.value;
+  const dropped = async () =>
+    (
+      await metrics.registry.getSingleMetric("book_catalogue_change_streams_refused_total")?.get()
+    )?.values.find((v) => v.labels.reason === "fell behind")?.value;
+  for (let i = 0; i < 200 && (await dropped()) !== 1; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  assert.equal(await dropped(), 1);
+  assert.equal(await gauge(), 0);
+  socket.destroy();
+  await app.close();
+  await store.close();
 });
