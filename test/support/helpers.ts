@@ -155,7 +155,7 @@ let postgresProbe: Promise<string | false> | undefined;
  * Whether PostgreSQL tests can run: false when they can, else the reason to skip. Under
  * CI=true an unreachable PostgreSQL is an error, never a skip.
  */
-function postgresSkipReason(): Promise<string | false> {
+export function postgresSkipReason(): Promise<string | false> {
   postgresProbe ??= (async () => {
     const url = testDatabaseUrl();
     try {
