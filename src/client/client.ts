@@ -55,6 +55,40 @@ export interface SignedIn {
   role: Role;
 }
 
+/** What an entry of the change log records: a book created, updated, deleted or restored. */
+export type ChangeOp = "create" | "update" | "delete" | "restore";
+
+/** One entry of the change log, as GET /changes and a book's history send it. */
+export interface Change {
+  /** Its place in the log: it only grows. `since` goes on after it. */
+  seq: number;
+  op: ChangeOp;
+  /** The book's id. */
+  id: number;
+  /** The book after the change; null for a delete. */
+  book: Book | null;
+  /** The book before it; null for a create or a restore. */
+  before: Book | null;
+  /** When it was committed: an ISO 8601 time, UTC. */
+  at: string;
+  /** Who made it (account null for the built-in pair); null when no request did. */
+  by: { name: string; account: number | null } | null;
+}
+
+/** One page of the change log, and the `since` of the next. */
+export interface ChangesPage {
+  changes: Change[];
+  /** The last entry's `seq` (`since` again when the page is empty): where to go on from. */
+  next: number;
+}
+
+export interface ChangesOptions {
+  /** The entries after this sequence: 0 for every entry kept, else the last `seq` handled. */
+  since: number;
+  /** Ends the iteration: the iterator then throws the signal's reason. */
+  signal?: AbortSignal;
+}
+
 export interface ClientOptions {
   baseUrl: string;
   /** The credentials, to fetch tokens and renew them; without them, only `token` is used. */
@@ -100,6 +134,20 @@ export interface BookCatalogueClient {
   createAccount(account: NewAccount): Promise<Account>;
   updateAccount(id: number, changes: AccountChanges): Promise<Account>;
   deleteAccount(id: number): Promise<void>;
+  /** One page of the change log after `since` (at most `limit` entries, 100 unless given). */
+  changesPage(query: { since: number; limit?: number }): Promise<ChangesPage>;
+  /**
+   * Every entry after `since`, then each one as it is committed, once and in order: it follows
+   * the service's stream, and when the stream ends (its token expired) or the connection
+   * fails, reconnects after the last entry it gave, with a fresh token when needed. Gives up
+   * after a few failures in a row (the error of the last); a ChangesGoneError (410) when the
+   * entries after `since` are no longer kept.
+   */
+  changes(options: ChangesOptions): AsyncGenerator<Change>;
+  /** Every kept entry of one book, deleted or not, in order; 404 for a book never kept. */
+  history(id: number): Promise<Change[]>;
+  /** A deleted book back, with its id and last values; 409 `Book exists` when not deleted. */
+  restore(id: number): Promise<Book>;
 }
 
 /** A book with its version: the ETag the service sent it with. */
@@ -138,6 +186,23 @@ export class CatalogueError extends Error {
   }
 }
 
+/**
+ * GET /changes answered 410 (`Changes no longer kept`): entries after the `since` asked for
+ * have been trimmed. Read the catalogue again (`books()`), then go on from `resumeSince`.
+ */
+export class ChangesGoneError extends CatalogueError {
+  constructor(
+    message: string,
+    /** The oldest sequence kept: a `since` of one less is still served. */
+    readonly oldestKept: number,
+    /** The newest sequence when refused: the `since` to follow from once the catalogue is read. */
+    readonly resumeSince: number,
+  ) {
+    super(410, message);
+    this.name = "ChangesGoneError";
+  }
+}
+
 interface Envelope<T> {
   status: number;
   message: string;
@@ -173,22 +238,34 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
     return data.token;
   }
 
-  /** A book route: with the token, and once more with a fresh one should it be refused. */
-  async function authorized<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers?: HeaderFields,
-  ) {
+  /** A call with the token, and once more with a fresh one should it be refused. */
+  async function withToken<T>(call: (authorization: string) => Promise<T>): Promise<T> {
     try {
-      return await send<T>(method, path, body, { ...headers, authorization: await token() });
+      return await call(await token());
     } catch (error) {
       const renewable = username !== undefined && password !== undefined;
       if (!(error instanceof CatalogueError) || error.status !== 401 || !renewable) throw error;
       current = undefined;
-      return send<T>(method, path, body, { ...headers, authorization: await token() });
+      return call(await token());
     }
   }
+
+  /** A book route, with the token. */
+  const authorized = <T>(method: string, path: string, body?: unknown, headers?: HeaderFields) =>
+    withToken((authorization) => send<T>(method, path, body, { ...headers, authorization }));
+
+  /** GET /changes as a stream of events, from after `since`. */
+  const openChanges = (since: number, signal: AbortSignal) =>
+    withToken(async (authorization) => {
+      const headers = { authorization, accept: "text/event-stream" };
+      const response = await reach(base, `/changes?since=${since}`, { headers, signal });
+      if (!response.ok) throw await refusal(response);
+      const type = response.headers.get("content-type") ?? "";
+      if (!type.startsWith("text/event-stream") || response.body === null) {
+        throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
+      }
+      return response.body;
+    });
 
   async function listPage(query: ListQuery = {}, options: { count?: boolean } = {}) {
     const prefer: HeaderFields = options.count ? { prefer: "count=exact" } : {};
@@ -223,6 +300,8 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       if (password !== undefined) password = newPassword;
       current = undefined;
     }),
+    ...changeCalls(authorized),
+    changes: (changesOptions) => followChanges(openChanges, changesOptions),
   };
 }
 
@@ -265,6 +344,35 @@ function accountCalls(
   };
 }
 
+// A book's history is read in pages of the most the service gives.
+const HISTORY_PAGE = 1000;
+
+/** The change log's routes, but for the stream (followChanges). */
+function changeCalls(
+  authorized: Authorized,
+): Pick<BookCatalogueClient, "changesPage" | "history" | "restore"> {
+  return {
+    changesPage: async ({ since, limit }) => {
+      const query = `?since=${since}${limit === undefined ? "" : `&limit=${limit}`}`;
+      const { data, headers } = await authorized<Change[]>("GET", `/changes${query}`);
+      const next = linkSince(headers.get("link")) ?? data.at(-1)?.seq ?? since;
+      return { changes: data, next };
+    },
+    history: async (id) => {
+      const entries: Change[] = [];
+      for (let since = 0; ; ) {
+        const path = `/book/${id}/history?since=${since}&limit=${HISTORY_PAGE}`;
+        const { data } = await authorized<Change[]>("GET", path);
+        entries.push(...data);
+        const last = data.at(-1);
+        if (last === undefined || data.length < HISTORY_PAGE) return entries;
+        since = last.seq;
+      }
+    },
+    restore: async (id) => (await authorized<Book>("POST", `/book/${id}/restore`)).data,
+  };
+}
+
 type HeaderFields = Record<string, string>;
 
 /** One request and its envelope's data; every failure a CatalogueError. */
@@ -275,32 +383,50 @@ async function sendRequest<T>(
   body?: unknown,
   headers?: HeaderFields,
 ) {
-  let response: Response;
-  try {
-    response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        ...headers,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  } catch (error) {
-    throw new CatalogueError(0, `cannot reach the service at ${base}: ${why(error)}`, {
-      cause: error,
-    });
-  }
+  const response = await reach(base, path, {
+    method,
+    headers: {
+      ...headers,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw await refusal(response);
   let envelope: Envelope<T>;
   try {
     envelope = (await response.json()) as Envelope<T>;
   } catch {
     throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
   }
-  if (!response.ok) {
-    const reason = response.headers.get("problem-reason") ?? undefined;
-    throw new CatalogueError(response.status, envelope.message, { reason: readable(reason) });
-  }
   return { data: envelope.data, headers: response.headers };
+}
+
+/** The service's answer; a CatalogueError of status 0 when none came. */
+async function reach(base: string, path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(`${base}${path}`, init);
+  } catch (error) {
+    throw new CatalogueError(0, `cannot reach the service at ${base}: ${why(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** A refusal as an error: its status and the envelope's message (and what a 410 says). */
+async function refusal(response: Response): Promise<CatalogueError> {
+  let envelope: Envelope<unknown>;
+  try {
+    envelope = (await response.json()) as Envelope<unknown>;
+  } catch {
+    return new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
+  }
+  const oldest = response.headers.get("changes-oldest-kept");
+  if (response.status === 410 && oldest !== null) {
+    const resume = linkSince(response.headers.get("link")) ?? Number(oldest) - 1;
+    return new ChangesGoneError(envelope.message, Number(oldest), resume);
+  }
+  const reason = response.headers.get("problem-reason") ?? undefined;
+  return new CatalogueError(response.status, envelope.message, { reason: readable(reason) });
 }
 
 /** A reason as sent (printable ASCII, the rest percent-encoded), decoded for people. */
@@ -343,12 +469,185 @@ function nextQuery(query: ListQuery, link: string | null): ListQuery | undefined
   return next;
 }
 
+/** The `since` of a Link header's target (`</changes?since=N…>`); undefined without one. */
+function linkSince(link: string | null): number | undefined {
+  const target = link ? /^<([^>]*)>/.exec(link)?.[1] : undefined;
+  const since =
+    target === undefined ? null : new URL(target, "http://link").searchParams.get("since");
+  return since === null || !/^[0-9]+$/.test(since) ? undefined : Number(since);
+}
+
 /** Why a request got no answer, in a few words: Node's fetch puts the reason in the cause. */
 function why(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
   if (typeof cause?.code === "string") return cause.code;
   if (typeof cause?.message === "string") return cause.message;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Opens GET /changes as a stream from after `since`: its body, or the refusal as an error. */
+type OpenChanges = (since: number, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+
+// Failures in a row before the follower gives up, and the waits between its tries: doubled
+// each time from the service's `retry:` (1 s until it gives one), at most MAX_WAIT_MS.
+const FOLLOW_TRIES = 6;
+const FIRST_WAIT_MS = 1_000;
+const MAX_WAIT_MS = 30_000;
+// A stream that ends sooner than this having given nothing counts as a failure.
+const QUICK_END_MS = 1_000;
+const CHANGE_OPS: readonly string[] = ["create", "update", "delete", "restore"];
+
+/**
+ * The change stream, followed across its ends: each entry once, in order, reconnecting after
+ * the last one given; failures of the connection or the service (0, 429, 5xx) are tried again.
+ */
+async function* followChanges(open: OpenChanges, options: ChangesOptions): AsyncGenerator<Change> {
+  const { signal } = options;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  let last = options.since;
+  let failures = 0;
+  let waitMs = FIRST_WAIT_MS;
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      const opened = Date.now();
+      const parser = eventStreamParser();
+      let given = false;
+      try {
+        for await (const event of readEvents(await open(last, stop.signal), parser)) {
+          const change = changeOf(event);
+          if (change === undefined || change.seq <= last) continue;
+          last = change.seq;
+          given = true;
+          failures = 0;
+          yield change;
+        }
+        // The service ended it (the token expired, a restart): again at once.
+        if (given || Date.now() - opened >= QUICK_END_MS) continue;
+        throw new CatalogueError(0, "the change stream ended as soon as it began");
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (!retryable(error) || ++failures >= FOLLOW_TRIES) throw error;
+        waitMs = parser.retry ?? waitMs;
+        await pause(Math.min(waitMs * 2 ** (failures - 1), MAX_WAIT_MS), stop.signal);
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    stop.abort();
+  }
+}
+
+/** Worth trying again: no answer, too many streams, or the service failing for now. */
+const retryable = (error: unknown) =>
+  error instanceof CatalogueError &&
+  (error.status === 0 || error.status === 429 || error.status >= 500);
+
+/** A wait of about `ms` (jittered, so that followers do not all come back at once). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms * (0.75 + Math.random() / 2));
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** An event's entry; undefined for an event of another type. */
+function changeOf(event: StreamEvent): Change | undefined {
+  if (!CHANGE_OPS.includes(event.event)) return undefined;
+  try {
+    return JSON.parse(event.data) as Change;
+  } catch {
+    throw new CatalogueError(200, `unexpected answer (an entry that is not JSON: ${event.id})`);
+  }
+}
+
+/** The events of a stream's body as they come; a cut connection is a CatalogueError of 0. */
+async function* readEvents(
+  body: ReadableStream<Uint8Array>,
+  parser: EventStreamParser,
+): AsyncGenerator<StreamEvent> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const chunk = await reader.read().catch((error: unknown) => {
+        throw new CatalogueError(0, `the change stream was cut: ${why(error)}`, { cause: error });
+      });
+      if (chunk.done) return;
+      yield* parser.push(decoder.decode(chunk.value, { stream: true }));
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+/** One event of a text/event-stream: its type, its data, and the stream's last id. */
+export interface StreamEvent {
+  event: string;
+  data: string;
+  id: string;
+}
+
+export interface EventStreamParser {
+  /** The events the text completes (with the text before it). */
+  push(text: string): StreamEvent[];
+  /** The wait before reconnecting the stream asked for, in ms; undefined until it does. */
+  readonly retry: number | undefined;
+}
+
+/**
+ * A text/event-stream parser, as browsers parse one: lines end in CRLF, LF or CR (a CRLF may
+ * be split between two chunks), data lines join with LF, a blank line ends an event,
+ * comments (`:`) and unknown fields are skipped, and an event without data is none.
+ */
+export function eventStreamParser(): EventStreamParser {
+  let rest = "";
+  let afterCr = false;
+  let data: string[] = [];
+  let event = "";
+  let id = "";
+  let retry: number | undefined;
+  const line = (text: string, events: StreamEvent[]) => {
+    if (text === "") {
+      if (data.length > 0) events.push({ event: event || "message", data: data.join("\n"), id });
+      data = [];
+      event = "";
+      return;
+    }
+    const colon = text.indexOf(":");
+    if (colon === 0) return;
+    const field = colon === -1 ? text : text.slice(0, colon);
+    const value = colon === -1 ? "" : text.slice(colon + (text[colon + 1] === " " ? 2 : 1));
+    if (field === "data") data.push(value);
+    else if (field === "event") event = value;
+    else if (field === "id" && !value.includes("\0")) id = value;
+    else if (field === "retry" && /^[0-9]+$/.test(value)) retry = Number(value);
+  };
+  return {
+    push(text) {
+      const events: StreamEvent[] = [];
+      let all = rest + text;
+      if (afterCr && all.startsWith("\n")) all = all.slice(1);
+      let start = 0;
+      for (const end of all.matchAll(/\r\n|\r|\n/g)) {
+        line(all.slice(start, end.index), events);
+        start = end.index + end[0].length;
+      }
+      afterCr = all.endsWith("\r");
+      rest = all.slice(start);
+      return events;
+    },
+    get retry() {
+      return retry;
+    },
+  };
 }
 
 /** When a token expires (ms since the epoch), read from its payload; 0 when unreadable. */
