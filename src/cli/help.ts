@@ -11,12 +11,13 @@ Commands:
   backup --check FILE   Prove that FILE is a complete, intact backup
   restore FILE          Put a backup's books, with their ids, into an empty catalogue
   accounts …            List, add, change, disable or remove accounts (administrators)
+  changes --since N     Print the change log after N, one JSON line an entry; --follow: live
 
 Options for backup and restore:
   --db URL              The catalogue (default: DB_URL of the environment or .env, else
                         sqlite:./data/books.db)
 
-Options for token, import, export and accounts:
+Options for token, import, export, accounts and changes:
   --url URL             The service (default: BOOK_CATALOGUE_URL or http://localhost:8080)
   --username NAME       Default: AUTH_USERNAME or admin
   --password PASSWORD   Default: AUTH_PASSWORD or password
@@ -107,4 +108,20 @@ password (a reset) and disable end the account's tokens at once; remove ends the
 Exit code: 0 done; 1 the service refused (a name taken, no account of that name, not an
 administrator) or could not be reached; 2 the command is wrong (a role that is not one),
 or the password is too short or was not given.`,
+  changes: `Usage: book-catalogue changes --since N [--follow] [--limit M] [connection options]
+
+Prints the entries of the change log after the sequence N, in order, one JSON object a
+line: {seq, op, id, book, before, at, by}, op being create, update, delete or restore.
+--since 0 prints every entry kept; the last line's seq is where to go on from next time.
+Without --follow it prints them page by page to the end of the log and exits.
+
+  --follow              Then print each entry as it is committed, until Ctrl-C (exit 130);
+                        the stream is opened again when it ends (its token expires every
+                        15 minutes) or the connection fails, and no entry is lost or repeated
+  --limit M             Entries a request asks for, 1 to 1000 (default 100)
+
+Exit code: 0 done (a reader that stops early, changes | head, too); 1 the service refused
+or could not be reached, among them 410 when the entries after N are no longer kept: the
+message names the oldest kept and the N to go on from once the catalogue is read again
+(export); 2 the command is wrong.`,
 } as const;

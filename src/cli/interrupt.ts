@@ -33,3 +33,21 @@ export function stopOnInterrupt(): { requested(): boolean; release(): void } {
     release: () => process.off("SIGINT", onSignal),
   };
 }
+
+/**
+ * Until `release` is called, Ctrl-C (SIGINT) or SIGTERM aborts `signal`, for a command that
+ * waits without end (changes --follow) to stop what it waits on and end cleanly.
+ */
+export function abortOnInterrupt(): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
 import { keepFilesPrivate } from "../private-files.js";
 import { accountsCommand } from "./accounts.js";
+import { changesCommand } from "./changes.js";
 import { connection, connectionOptions } from "./connection.js";
 import { describeFailure, UsageError } from "./errors.js";
 import { exportBooks } from "./export.js";
@@ -54,6 +55,8 @@ async function main(argv: string[]) {
       return (await import("./restore.js")).restoreCommand(args);
     case "accounts":
       return accountsCommand(args);
+    case "changes":
+      return changesCommand(args);
   }
 }
 
