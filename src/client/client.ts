@@ -254,19 +254,6 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
   const authorized = <T>(method: string, path: string, body?: unknown, headers?: HeaderFields) =>
     withToken((authorization) => send<T>(method, path, body, { ...headers, authorization }));
 
-  /** GET /changes as a stream of events, from after `since`. */
-  const openChanges = (since: number, signal: AbortSignal) =>
-    withToken(async (authorization) => {
-      const headers = { authorization, accept: "text/event-stream" };
-      const response = await reach(base, `/changes?since=${since}`, { headers, signal });
-      if (!response.ok) throw await refusal(response);
-      const type = response.headers.get("content-type") ?? "";
-      if (!type.startsWith("text/event-stream") || response.body === null) {
-        throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
-      }
-      return response.body;
-    });
-
   async function listPage(query: ListQuery = {}, options: { count?: boolean } = {}) {
     const prefer: HeaderFields = options.count ? { prefer: "count=exact" } : {};
     const path = `/books${queryString(query)}`;
@@ -301,7 +288,7 @@ export function createClient(options: ClientOptions): BookCatalogueClient {
       current = undefined;
     }),
     ...changeCalls(authorized),
-    changes: (changesOptions) => followChanges(openChanges, changesOptions),
+    changes: (changesOptions) => followChanges(changeStream(base, withToken), changesOptions),
   };
 }
 
@@ -488,6 +475,24 @@ function why(error: unknown): string {
 /** Opens GET /changes as a stream from after `since`: its body, or the refusal as an error. */
 type OpenChanges = (since: number, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
 
+/** GET /changes as a stream of events, from after `since`, with the token. */
+function changeStream(
+  base: string,
+  withToken: <T>(call: (authorization: string) => Promise<T>) => Promise<T>,
+): OpenChanges {
+  return (since, signal) =>
+    withToken(async (authorization) => {
+      const headers = { authorization, accept: "text/event-stream" };
+      const response = await reach(base, `/changes?since=${since}`, { headers, signal });
+      if (!response.ok) throw await refusal(response);
+      const type = response.headers.get("content-type") ?? "";
+      if (!type.startsWith("text/event-stream") || response.body === null) {
+        throw new CatalogueError(response.status, `unexpected answer (HTTP ${response.status})`);
+      }
+      return response.body;
+    });
+}
+
 // Failures in a row before the follower gives up, and the waits between its tries: doubled
 // each time from the service's `retry:` (1 s until it gives one), at most MAX_WAIT_MS.
 const FOLLOW_TRIES = 6;
@@ -495,6 +500,9 @@ const FIRST_WAIT_MS = 1_000;
 const MAX_WAIT_MS = 30_000;
 // A stream that ends sooner than this having given nothing counts as a failure.
 const QUICK_END_MS = 1_000;
+// A stream silent this long (the service sends a heartbeat every 15 s) is taken for a
+// connection lost unseen (a laptop asleep, a NAT forgetting it) and opened again.
+const SILENT_MS = 90_000;
 const CHANGE_OPS: readonly string[] = ["create", "update", "delete", "restore"];
 
 /**
@@ -568,7 +576,10 @@ function changeOf(event: StreamEvent): Change | undefined {
   }
 }
 
-/** The events of a stream's body as they come; a cut connection is a CatalogueError of 0. */
+/**
+ * The events of a stream's body as they come, until it ends or falls silent; a cut connection
+ * is a CatalogueError of status 0.
+ */
 async function* readEvents(
   body: ReadableStream<Uint8Array>,
   parser: EventStreamParser,
@@ -577,14 +588,27 @@ async function* readEvents(
   const decoder = new TextDecoder();
   try {
     for (;;) {
-      const chunk = await reader.read().catch((error: unknown) => {
+      const chunk = await readWithin(reader, SILENT_MS).catch((error: unknown) => {
         throw new CatalogueError(0, `the change stream was cut: ${why(error)}`, { cause: error });
       });
-      if (chunk.done) return;
+      if (chunk === undefined || chunk.done) return;
       yield* parser.push(decoder.decode(chunk.value, { stream: true }));
     }
   } finally {
     reader.cancel().catch(() => {});
+  }
+}
+
+/** The reader's next chunk; undefined when none came within `ms`. */
+async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, ms, undefined);
+  });
+  try {
+    return await Promise.race([reader.read(), silence]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
