@@ -3,8 +3,7 @@
 // redirect from HTTP, the client's address as the login limit sees it, the body limit, and
 // nginx's own answers in the envelope. The service runs on the example environment file.
 import assert from "node:assert/strict";
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -14,62 +13,17 @@ import { connect } from "node:tls";
 import { loadConfig } from "../../src/config.js";
 import { filledEnvExample, NGINX_SITE, readRepositoryFile } from "../support/deploy.js";
 import { describe } from "../support/describe.js";
+import {
+  makeCertificate,
+  missingNginx as missing,
+  type Nginx,
+  SERVER_NAME,
+  siteForTest,
+  startNginx,
+} from "../support/nginx.js";
 import { freePort, type Service, startService } from "../support/service.js";
 
-const SERVER_NAME = "books.example.org";
 const LOGIN_MAX_FAILURES = 3;
-const CERTIFICATE = `/etc/letsencrypt/live/${SERVER_NAME}/fullchain.pem`;
-const KEY = `/etc/letsencrypt/live/${SERVER_NAME}/privkey.pem`;
-
-/** A command on the PATH, or in /usr/sbin, where Debian puts nginx and a PATH may not look. */
-function locate(command: string): string | undefined {
-  const found = spawnSync("sh", ["-c", `command -v ${command}`], { encoding: "utf8" });
-  if (found.status === 0) return found.stdout.trim();
-  return existsSync(`/usr/sbin/${command}`) ? `/usr/sbin/${command}` : undefined;
-}
-const NGINX = locate("nginx");
-const missing =
-  NGINX === undefined || locate("openssl") === undefined
-    ? "nginx or openssl is not installed (apt-get install nginx-light openssl)"
-    : false;
-if (missing && process.env.CI === "true") throw new Error(`CI=true: ${missing}`);
-
-/** The site file with only what a test machine must change replaced; each must be there. */
-function siteForTest(ports: { https: number; http: number; upstream: number }, dir: string) {
-  const replacements: [string, string][] = [
-    [CERTIFICATE, join(dir, "cert.pem")],
-    [KEY, join(dir, "key.pem")],
-    ["listen 443 ", `listen 127.0.0.1:${ports.https} `],
-    ["listen [::]:443 ", `listen [::1]:${ports.https} `],
-    ["listen 80;", `listen 127.0.0.1:${ports.http};`],
-    ["listen [::]:80;", `listen [::1]:${ports.http};`],
-    ["server 127.0.0.1:8080;", `server 127.0.0.1:${ports.upstream};`],
-  ];
-  let site = readRepositoryFile(NGINX_SITE);
-  for (const [from, to] of replacements) {
-    assert.ok(site.includes(from), `${NGINX_SITE} no longer has ${from}`);
-    site = site.replaceAll(from, to);
-  }
-  return site;
-}
-
-/** What Debian's /etc/nginx/nginx.conf gives a site, with every path inside the test's folder. */
-const mainConf = (dir: string) => `
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log stderr warn;
-events { worker_connections 256; }
-http {
-  default_type application/octet-stream;
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  include ${dir}/site.conf;
-}
-`;
 
 interface Answer {
   status: number;
@@ -80,8 +34,7 @@ interface Answer {
 describe("the service behind nginx with TLS", { skip: missing }, () => {
   let dir: string;
   let service: Service | undefined;
-  let nginx: ChildProcess | undefined;
-  let nginxOutput = "";
+  let nginx: Nginx | undefined;
   let ca: Buffer;
   const ports = { https: 0, http: 0, upstream: 0, metrics: 0 };
 
@@ -131,16 +84,7 @@ describe("the service behind nginx with TLS", { skip: missing }, () => {
     dir = mkdtempSync(join(tmpdir(), "books-nginx-"));
     // nginx's workers run as nobody when the test runs as root: they must reach the temp folders.
     chmodSync(dir, 0o755);
-    execFileSync(
-      "openssl",
-      [
-        ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"],
-        ...["-subj", `/CN=${SERVER_NAME}`, "-addext", `subjectAltName=DNS:${SERVER_NAME}`],
-        ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
-      ],
-      { stdio: "ignore" },
-    );
-    ca = readFileSync(join(dir, "cert.pem"));
+    ca = makeCertificate(dir);
 
     ports.metrics = await freePort();
     // The example environment file as an operator fills it in; only the port, the data folder
@@ -156,39 +100,12 @@ describe("the service behind nginx with TLS", { skip: missing }, () => {
     ports.upstream = Number(new URL(service.url).port);
     ports.https = await freePort();
     ports.http = await freePort();
-    writeFileSync(join(dir, "site.conf"), siteForTest(ports, dir));
-    writeFileSync(join(dir, "nginx.conf"), mainConf(dir));
-
-    nginx = spawn(
-      NGINX as string,
-      ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    nginx.stdout?.on("data", (chunk) => {
-      nginxOutput += chunk;
-    });
-    nginx.stderr?.on("data", (chunk) => {
-      nginxOutput += chunk;
-    });
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      if (nginx.exitCode !== null) throw new Error(`nginx exited:\n${nginxOutput}`);
-      const ready = await viaHttps("GET", "/ready").catch(() => undefined);
-      if (ready?.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`nginx did not answer in 10 s:\n${nginxOutput}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    nginx = await startNginx(dir, siteForTest(ports, dir), { httpsPort: ports.https, ca });
   });
 
   after(async () => {
     await service?.stop();
-    if (nginx && nginx.exitCode === null) {
-      const exited = new Promise((resolve) => nginx?.once("exit", resolve));
-      nginx.kill("SIGTERM");
-      await exited;
-    }
+    await nginx?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
