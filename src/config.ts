@@ -44,6 +44,10 @@ export interface Config {
   readonly maxConnectionsPerClient: number;
   /** How much of the change log is kept (CHANGES_KEEP_DAYS, CHANGES_KEEP). */
   readonly changesKept: ChangesKept;
+  /** A direct or session-pooled PostgreSQL address to LISTEN for changes on. */
+  readonly changesListenUrl: string | undefined;
+  /** How often a process reads the log for its streams whatever it is told. */
+  readonly changesPollMs: number;
   /** The bounds of GET /changes as a stream (CHANGES_STREAMS…). */
   readonly changeStreams: StreamLimits;
   /** Requests of one connection handled at once; its further ones wait, unread. */
@@ -169,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // A change of every book of a catalogue of a million.
       entries: integer("CHANGES_KEEP", 1_000_000, 1, 1_000_000_000),
     },
+    changesListenUrl: readListenUrl(read("CHANGES_LISTEN_URL"), db, problems),
+    changesPollMs: integer("CHANGES_POLL_SECONDS", 1, 1, 3600) * 1000,
     changeStreams: {
       // A school's 40 pages behind one address, within MAX_CONNECTIONS_PER_CLIENT (100).
       perClient: integer("CHANGES_STREAMS_PER_CLIENT", 50, 1, 1_000_000),
@@ -183,6 +189,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 type IntegerReader = ReturnType<typeof readersOf>["integer"];
+
+/** CHANGES_LISTEN_URL: a postgres:// address, only with a PostgreSQL DB_URL. */
+function readListenUrl(
+  url: string | undefined,
+  db: Config["db"],
+  problems: string[],
+): string | undefined {
+  if (url === undefined) return undefined;
+  if (db.kind !== "postgres") {
+    problems.push("CHANGES_LISTEN_URL is for a PostgreSQL DB_URL: SQLite needs none");
+    return undefined;
+  }
+  const address = /^postgres(ql)?:\/\//.test(url) ? parsePostgresUrl(url) : undefined;
+  if (address === undefined || "problem" in address) {
+    problems.push("CHANGES_LISTEN_URL must be a postgres:// URL (direct or session-pooled)");
+  }
+  return url;
+}
 
 /** WORKERS: a number, or `auto` for one worker per core this process may use. */
 function readWorkers(

@@ -309,3 +309,30 @@ describe("scheduled backups", () => {
     );
   });
 });
+
+describe("the change log's settings", () => {
+  const pg = { DB_URL: "postgres://u@db.example/books" };
+
+  test("defaults keep 30 days and a million entries, and poll every second", () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.changesKept, { days: 30, entries: 1_000_000 });
+    assert.equal(config.changesPollMs, 1000);
+    assert.equal(config.changesListenUrl, undefined);
+    assert.equal(config.changeStreams.perClient, 50);
+  });
+
+  test("CHANGES_LISTEN_URL is a postgres:// address, and only with PostgreSQL", () => {
+    const url = "postgres://u@db-direct.example/books";
+    assert.equal(loadConfig({ ...pg, CHANGES_LISTEN_URL: url }).changesListenUrl, url);
+    assert.deepEqual(problemsOf({ CHANGES_LISTEN_URL: url }), [
+      "CHANGES_LISTEN_URL is for a PostgreSQL DB_URL: SQLite needs none",
+    ]);
+    assert.deepEqual(problemsOf({ ...pg, CHANGES_LISTEN_URL: "redis://x" }), [
+      "CHANGES_LISTEN_URL must be a postgres:// URL (direct or session-pooled)",
+    ]);
+    assert.match(
+      problemsOf({ CHANGES_KEEP: "0" })[0] ?? "",
+      /^CHANGES_KEEP must be a whole number/,
+    );
+  });
+});

@@ -7,9 +7,6 @@
 import { type Change, type ChangeLog, ChangesGoneError } from "../store/changes.js";
 import { StoreUnavailableError } from "../store/store.js";
 
-/** How often the feed reads the log whatever happens: other processes' writes show within it. */
-export const FEED_POLL_MS = 1_000;
-
 /** Entries read at once, by the feed and by a follower catching up. */
 export const FEED_PAGE = 500;
 

@@ -12,7 +12,7 @@ import { authRoutes } from "../auth/routes.js";
 import { builtInPair } from "../auth/signed-in.js";
 import { createTokenService, type TokenService } from "../auth/tokens.js";
 import { bookRoutes } from "../books/routes.js";
-import { changeFeed, FEED_POLL_MS } from "../changes/feed.js";
+import { changeFeed } from "../changes/feed.js";
 import { changeRoutes } from "../changes/routes.js";
 import type { Config } from "../config.js";
 import type { BookStore } from "../store/store.js";
@@ -131,12 +131,15 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
   const tokenCheck: TokenCheck = { tokens, accounts, builtIn: builtInPair(config.username) };
   await app.register(bookRoutes, { store, tokenCheck });
   if (store.changes !== undefined) {
-    const feed = changeFeed(store.changes, FEED_POLL_MS);
-    // A write answered here is read into the feed at once, not at its next poll.
+    const feed = changeFeed(store.changes, config.changesPollMs);
+    // A write answered here is read into the feed at once, not at its next poll; one of
+    // another process or instance as soon as the store tells of it, when it can.
     app.addHook("onResponse", (request, reply, done) => {
       if (request.method !== "GET" && reply.statusCode < 300) feed.wake();
       done();
     });
+    const watching = store.changes.watch?.(feed.wake, (message) => app.log.warn(message));
+    if (watching !== undefined) app.addHook("onClose", () => watching.close());
     const streamLimits = config.changeStreams;
     const changes = { store, log: store.changes, tokenCheck, feed, streamLimits, metrics };
     await app.register(changeRoutes, changes);

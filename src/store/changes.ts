@@ -46,6 +46,11 @@ export interface ChangeLog {
   latest(): Promise<number>;
   /** Removes what `kept` no longer keeps; resolves with how many entries went. */
   trim(kept: ChangesKept): Promise<number>;
+  /**
+   * Where the store can be told of other processes' commits (PostgreSQL's LISTEN): calls
+   * `onChange` after each, and `onTrouble` with why it cannot. Absent: the log is polled.
+   */
+  watch?(onChange: () => void, onTrouble: (message: string) => void): { close(): Promise<void> };
 }
 
 /** Entries after the `since` asked for are no longer kept (HTTP 410). */

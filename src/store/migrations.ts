@@ -22,6 +22,9 @@ export interface Migration {
 export const SQLITE_DELETE_COUNTED = `CREATE TRIGGER books_delete_counted AFTER DELETE ON books
         BEGIN UPDATE books_change_count SET n = n + 1; END`;
 
+/** PostgreSQL: the channel a commit of book changes is told on (postgres/listen.ts). */
+export const CHANGES_CHANNEL = "book_catalogue_changes";
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -259,6 +262,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // epoch; who by name and account (null account: the built-in pair). `changes_kept` holds
     // the last sequence trimmed: a `since` below it is 410. Both sequences never give a
     // number twice (AUTOINCREMENT, an identity), so a trimmed or restored log resumes above.
+    // PostgreSQL tells its commits to the instances that LISTEN (CHANGES_LISTEN_URL).
     sqlite: `
       CREATE TABLE changes (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -286,7 +290,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX changes_book ON changes (book_id, seq);
       CREATE TABLE changes_kept (trimmed_through BIGINT NOT NULL);
-      INSERT INTO changes_kept VALUES (0);`,
+      INSERT INTO changes_kept VALUES (0);
+      CREATE FUNCTION changes_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('${CHANGES_CHANNEL}', '');
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER changes_notify AFTER INSERT ON changes
+        FOR EACH STATEMENT EXECUTE FUNCTION changes_notify();`,
   },
 ];
 

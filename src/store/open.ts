@@ -11,7 +11,7 @@ import type { BookStore } from "./store.js";
  */
 export async function openStore(
   config: Pick<Config, "db" | "pgPoolSize"> &
-    Partial<Pick<Config, "dbTimeoutMs" | "dbPreparedStatements">>,
+    Partial<Pick<Config, "dbTimeoutMs" | "dbPreparedStatements" | "changesListenUrl">>,
   onMigrated?: OnMigrated,
 ): Promise<BookStore> {
   const { db } = config;
@@ -27,6 +27,7 @@ export async function openStore(
     preparedStatements: config.dbPreparedStatements ?? true,
     description: describeDb(db),
     ...(onMigrated ? { onMigrated } : {}),
+    ...(config.changesListenUrl ? { listenUrl: config.changesListenUrl } : {}),
   });
 }
 

@@ -9,12 +9,15 @@ import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { createMetrics } from "../../src/http/metrics.js";
 import type { ChangeLog } from "../../src/store/changes.js";
+import { openStore } from "../../src/store/open.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { describe } from "../support/describe.js";
 import {
   buildTestApp,
+  freshPostgresSchema,
   listenLocally,
   type OpenedStore,
+  postgresSkipReason,
   storesUnderTest,
   TEST_SECRET,
   testConfig,
@@ -199,4 +202,45 @@ test("a reader that does not read is dropped, its memory freed; the metrics coun
   socket.destroy();
   await app.close();
   await store.close();
+});
+
+describe("changes told across instances by PostgreSQL", {
+  skip: await postgresSkipReason(),
+}, () => {
+  test("with CHANGES_LISTEN_URL another instance's write streams at once; without, at the next poll", async () => {
+    const schema = await freshPostgresSchema();
+    const db = { kind: "postgres", url: schema.dbUrl } as const;
+    const stores = [
+      await openStore({ db, pgPoolSize: 2, changesListenUrl: schema.dbUrl }),
+      await openStore({ db, pgPoolSize: 2 }),
+      await openStore({ db, pgPoolSize: 2 }),
+    ];
+    // Polls far apart: only what PostgreSQL tells comes within the test's wait.
+    const env = { CHANGES_POLL_SECONDS: "3600" };
+    const apps = await Promise.all(stores.map((store) => buildTestApp({ store, env })));
+    try {
+      const [listening, writing, polling] = await Promise.all(
+        apps.map((app) => listenLocally(app)),
+      );
+      const token = await tokenFor(apps[0] as App);
+      const told = openStream(`${listening}/changes`, token);
+      const notTold = openStream(`${polling}/changes`, token);
+      assert.equal((await told.opened).status, 200);
+      assert.equal((await notTold.opened).status, 200);
+      const written = await fetch(`${writing}/book`, {
+        method: "POST",
+        headers: { authorization: token, "content-type": "application/json" },
+        body: JSON.stringify(DUNE),
+      });
+      assert.equal(written.status, 201);
+      await told.until(() => told.events.length === 1, 3_000);
+      assert.equal(notTold.events.length, 0);
+      told.close();
+      notTold.close();
+    } finally {
+      for (const app of apps) await app.close();
+      for (const store of stores) await store.close();
+      await schema.drop();
+    }
+  });
 });

@@ -13,6 +13,7 @@ import {
   trimThrough,
 } from "../changes.js";
 import { withStoreErrors } from "./errors.js";
+import { listenForChanges } from "./listen.js";
 import type { Db, Queryable } from "./pool.js";
 
 /** Entries removed by one trim at most, so that no trim holds its locks long. */
@@ -24,8 +25,11 @@ const LATEST = raw(
 );
 
 /** The change log of `db`. */
-export function postgresChangeLog(db: Db): ChangeLog {
+export function postgresChangeLog(db: Db, listenUrl?: string): ChangeLog {
   return {
+    ...(listenUrl === undefined
+      ? {}
+      : { watch: (onChange, onTrouble) => listenForChanges(listenUrl, onChange, onTrouble) }),
     list: (since, limit) =>
       withStoreErrors(async () => {
         // One statement, one snapshot: the entries are read with the trim that removed any

@@ -46,6 +46,8 @@ export interface PostgresOptions {
   migrationTimeoutMs?: number;
   /** Told each migration applied at start-up. */
   onMigrated?: OnMigrated;
+  /** A direct or session-pooled address to LISTEN for changes on (listen.ts). */
+  listenUrl?: string;
 }
 
 /** How long start-up waits for PostgreSQL to answer before giving up. */
@@ -68,7 +70,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions): 
     count: (filters) => withStoreErrors(() => listing.count(filters)),
     ...bookWrites(db, batched),
     accounts: postgresAccounts(db),
-    changes: postgresChangeLog(db),
+    changes: postgresChangeLog(db, options.listenUrl),
     ping: () =>
       withStoreErrors(async () => {
         await db.query("SELECT 1");
