@@ -160,7 +160,13 @@ export function bookStatements(db: DatabaseSync) {
         updateStatements.set(fields, statement);
       }
       statement.run(...values, id);
-      const book = get(id) as Book;
+      // What the row now holds, without reading it again.
+      const book = {
+        id,
+        title: changes.title ?? before.title,
+        author: changes.author ?? before.author,
+        year: changes.year ?? before.year,
+      };
       if (changes.title !== undefined || changes.author !== undefined) {
         unindexStmt.run(id);
         indexStmt.run(id, indexedWords(book));
