@@ -12,7 +12,7 @@ import { type Config, describeDb } from "../config.js";
 import { standardOutputLog } from "../http/log-destination.js";
 import { exposedDatabaseWarning } from "../private-files.js";
 import { openStore } from "../store/open.js";
-import { serveWorkersWrites } from "../store/sqlite/primary-writer.js";
+import { serveWorkersWrites, tellWorkers } from "../store/sqlite/primary-writer.js";
 import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
@@ -47,9 +47,11 @@ export async function runPrimary(config: Config): Promise<void> {
   // On a SQLite file, one writer for every worker: this process's.
   const writes =
     config.db.kind === "sqlite"
-      ? await serveWorkersWrites(config.db.path, (message) => log.error(message)).catch((error) =>
-          fail(`cannot start the SQLite writer: ${error.message}`),
-        )
+      ? await serveWorkersWrites(
+          config.db.path,
+          (message) => log.error(message),
+          tellWorkers(() => Object.values(cluster.workers ?? {})),
+        ).catch((error) => fail(`cannot start the SQLite writer: ${error.message}`))
       : undefined;
   // The primary's own metrics (its backups'), served with the sum of the workers'. The
   // backups start first, so that /metrics has the newest backup's time from its first answer.

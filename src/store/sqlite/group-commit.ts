@@ -95,6 +95,10 @@ function run({ books, accounts, trimChanges }: WriteStatements, write: Write): u
   }
 }
 
+/** Whether a write may change a book (and so append to the change log). */
+export const changesBooks = (write: Write) =>
+  write.op === "create" || write.op === "update" || write.op === "remove" || write.op === "restore";
+
 /** The books a group's writes change, for the kept reads to forget: an account's id is none. */
 const changedBooks = (group: Write[]) =>
   group.flatMap((write) => (write.op === "update" || write.op === "remove" ? [write.id] : []));

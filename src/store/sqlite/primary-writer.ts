@@ -3,6 +3,8 @@
 // in a folder only this service's user may enter. Two writers would fight over SQLite's one
 // write lock, each sleeping in busy_timeout while the other commits; one writer commits the
 // writes of all in the same groups.
+
+import type { Worker as ClusterWorker } from "node:cluster";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +16,8 @@ import { writerAtSocket } from "./writes-socket.js";
 
 /** How the primary tells its workers where the writer's socket is. */
 const SOCKET_VARIABLE = "BOOK_CATALOGUE_WRITES_SOCKET";
+/** What the primary sends every worker once books have changed (their change streams read). */
+export const CHANGED_MESSAGE = { type: "book-catalogue:changed" } as const;
 /** A writer's thread that stopped unasked is started again after this long. */
 const RESTART_MS = 1_000;
 /** The longest path a Unix socket may have on Linux, in bytes. */
@@ -23,11 +27,13 @@ const SOCKET_PATH_MAX = 107;
  * In the primary: the writer's thread on the file at `path`, listening on its socket.
  * Resolves once it listens, with the socket and the environment that tells the workers of it.
  * Fails, leaving nothing behind, when the thread cannot start or listen. `onTrouble` hears of
- * what goes wrong after: the thread failing, stopping, starting again or not.
+ * what goes wrong after: the thread failing, stopping, starting again or not; `onChanged` of
+ * each commit that changed books.
  */
 export async function serveWorkersWrites(
   path: string,
   onTrouble: (message: string) => void = () => {},
+  onChanged: () => void = () => {},
 ): Promise<{ socket: string; env: Record<string, string>; close(): Promise<void> }> {
   const prefix = join(tmpdir(), "book-catalogue-");
   // mkdtemp adds six characters: the socket's path is as long as this one.
@@ -56,7 +62,8 @@ export async function serveWorkersWrites(
       thread = startThread("writer-thread", { path, socket });
       // Until it listens, what goes wrong is the start's failure; after, it is told.
       let up = false;
-      thread.on("message", (message: "listening" | { trouble: string }) => {
+      thread.on("message", (message: "listening" | "changed" | { trouble: string }) => {
+        if (message === "changed") return onChanged();
         if (message !== "listening")
           return onTrouble(`the SQLite writer's socket: ${message.trouble}`);
         up = true;
@@ -101,4 +108,30 @@ export async function serveWorkersWrites(
  */
 export function writerInPrimary(onCommit: () => void): Writer {
   return writerAtSocket(process.env[SOCKET_VARIABLE] ?? "", onCommit);
+}
+
+/** How often at most the workers are told that books changed: a commit's wait for its stream. */
+const TELL_EVERY_MS = 20;
+
+/**
+ * In the primary: tells every worker that books changed, at most once every TELL_EVERY_MS
+ * (under load the writer commits hundreds of groups a second, and one message is enough).
+ */
+export function tellWorkers(workers: () => Iterable<ClusterWorker | undefined>): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  return () => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      for (const worker of workers()) if (worker?.isConnected()) worker.send(CHANGED_MESSAGE);
+    }, TELL_EVERY_MS);
+  };
+}
+
+/** In a worker: `onChange` each time the primary tells that books changed. */
+export function watchPrimary(onChange: () => void): { close(): Promise<void> } {
+  const heard = (message: { type?: string }) => {
+    if (message?.type === CHANGED_MESSAGE.type) onChange();
+  };
+  process.on("message", heard);
+  return { close: async () => void process.off("message", heard) };
 }

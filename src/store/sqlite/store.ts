@@ -15,7 +15,7 @@ import { withStoreErrors } from "./errors.js";
 import { type Changed, type Write, writeStatements } from "./group-commit.js";
 import { createKeptReads } from "./kept-reads.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
-import { writerInPrimary } from "./primary-writer.js";
+import { watchPrimary, writerInPrimary } from "./primary-writer.js";
 import { connect, migrate } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
 import { localWriter, threadWriter } from "./writer.js";
@@ -92,7 +92,11 @@ export function openSqliteStore(
     remove: (id, expected, by) => write({ op: "remove", id, expected, by }) as Promise<boolean>,
     restore: (id, by) => write({ op: "restore", id, by }) as Promise<Book | undefined>,
     accounts,
-    changes: sqliteChangeLog(db, (kept) => write({ op: "trim changes", kept }) as Promise<number>),
+    changes: {
+      ...sqliteChangeLog(db, (kept) => write({ op: "trim changes", kept }) as Promise<number>),
+      // A worker is told of every worker's commits by the primary; one process hears its own.
+      ...(cluster.isWorker ? { watch: watchPrimary } : {}),
+    },
     ping: async () => {
       await withStoreErrors(() => books.ping());
       await writer.ping?.();

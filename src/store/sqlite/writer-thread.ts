@@ -1,9 +1,10 @@
 // The writer's thread (see writer.ts): one connection that applies every write sent to it, a
 // group at a time, and answers each group once its commit is on disk. Given a socket (the
 // primary's writer, with WORKERS above 1), it takes the workers' writes there too, tells its
-// parent "listening" once it does, and `{ trouble }` when it cannot go on listening.
+// parent "listening" once it does, `{ trouble }` when it cannot go on listening, and
+// "changed" after each commit that changed books (for the workers' change streams).
 import { parentPort, workerData } from "node:worker_threads";
-import { commitGroup, type Write, writeStatements } from "./group-commit.js";
+import { changesBooks, commitGroup, type Write, writeStatements } from "./group-commit.js";
 import { connectExisting } from "./schema.js";
 import { serveInGroups } from "./thread-serve.js";
 import { listenForWrites } from "./writes-socket.js";
@@ -13,7 +14,11 @@ const db = connectExisting(path);
 const statements = writeStatements(db);
 serveInGroups<Write>(
   db,
-  (writes) => commitGroup(db, statements, writes),
+  (writes) => {
+    const committed = commitGroup(db, statements, writes);
+    if (socket !== undefined && writes.some(changesBooks)) parentPort?.postMessage("changed");
+    return committed;
+  },
   socket === undefined
     ? undefined
     : (take) =>
