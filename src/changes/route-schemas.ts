@@ -9,22 +9,34 @@ import { answerSchema, failures, ROUTED_ANSWER_HEADERS } from "../http/openapi.j
 export const DEFAULT_CHANGES_LIMIT = 100;
 export const MAX_CHANGES_LIMIT = 1000;
 
+const since = {
+  type: "integer",
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description:
+    "The entries after this sequence (0: from the oldest kept). Best taken from the `Link` header, or the last entry's `seq`.",
+} as const;
+
+const limit = {
+  type: "integer",
+  minimum: 1,
+  maximum: MAX_CHANGES_LIMIT,
+  description: `At most this many entries (${DEFAULT_CHANGES_LIMIT} unless given).`,
+} as const;
+
+export const historyQuerySchema = { type: "object", properties: { since, limit } } as const;
+
 export const changesQuerySchema = {
   type: "object",
   properties: {
     since: {
-      type: "integer",
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      description:
-        "The entries after this sequence (0: from the oldest kept). Best taken from the `Link` header, or the last entry's `seq`.",
+      anyOf: [
+        { ...since, description: undefined },
+        { type: "string", const: "now" },
+      ],
+      description: `${since.description} \`now\`: from the newest, so that only what comes next is given (its \`Link\` names the newest sequence).`,
     },
-    limit: {
-      type: "integer",
-      minimum: 1,
-      maximum: MAX_CHANGES_LIMIT,
-      description: `At most this many entries (${DEFAULT_CHANGES_LIMIT} unless given).`,
-    },
+    limit,
   },
 } as const;
 
@@ -80,7 +92,7 @@ export const bookHistorySchema = {
   description:
     "The kept entries of one book, deleted or not, in order: who changed it, when, and how. 404 `Book not found` for a book that does not exist and has no entry kept.",
   params: idParams,
-  querystring: changesQuerySchema,
+  querystring: historyQuerySchema,
   response: {
     200: answerSchema("ChangesEnvelope", [Messages.historyRetrieved]),
     ...failures({ ...readers, 404: [Messages.bookNotFound] }),

@@ -32,6 +32,7 @@ export interface ChangeRoutesOptions {
 }
 
 type Page = { Querystring: { since?: number; limit?: number } };
+type ChangesPage = { Querystring: { since?: number | "now"; limit?: number } };
 type WithId = { Params: { id: number } };
 const invalidInput = { invalidBodyMessage: Messages.invalidInput };
 
@@ -57,9 +58,9 @@ async function gone(reply: FastifyReply, log: ChangeLog, error: ChangesGoneError
 }
 
 /** A stream's place to start: Last-Event-ID when the client sends one (a reconnect). */
-function streamSince(request: FastifyRequest<Page>): number | undefined {
+function streamSince(request: FastifyRequest, since: number): number | undefined {
   const last = request.headers["last-event-id"];
-  if (last === undefined) return request.query.since ?? 0;
+  if (last === undefined) return since;
   return typeof last === "string" && /^(0|[1-9][0-9]{0,15})$/.test(last) ? Number(last) : undefined;
 }
 
@@ -81,8 +82,8 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
   });
 
   /** The entries from `since`, then live, until the token expires. */
-  const stream = async (request: FastifyRequest<Page>, reply: FastifyReply) => {
-    const since = streamSince(request);
+  const stream = async (request: FastifyRequest, reply: FastifyReply, asked: number) => {
+    const since = streamSince(request, asked);
     if (since === undefined) {
       setReason(reply, "Last-Event-ID: a sequence, a whole number");
       return respond(reply, 400, Messages.invalidInput);
@@ -95,13 +96,15 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
     return streams.stream(request, reply, since, verified.expiresAt);
   };
 
-  app.get<Page>(
+  app.get<ChangesPage>(
     "/changes",
     { schema: listChangesSchema, config: invalidInput, preValidation: readQuery },
     async (request, reply) => {
-      const { since = 0, limit = DEFAULT_CHANGES_LIMIT } = request.query;
+      const { limit = DEFAULT_CHANGES_LIMIT } = request.query;
       try {
-        if (wantsStream(request)) return await stream(request, reply);
+        const asked = request.query.since ?? 0;
+        const since = asked === "now" ? await log.latest() : asked;
+        if (wantsStream(request)) return await stream(request, reply, since);
         const changes = await log.list(since, limit);
         const next = changes.at(-1)?.seq ?? since;
         reply.header("link", `</changes?since=${next}&limit=${limit}>; rel="next"`);

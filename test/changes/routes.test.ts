@@ -119,6 +119,21 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       assert.deepEqual(years, [0, 1, 2, 3, 4]);
     });
 
+    test("since=now starts from the newest: only what comes next", async () => {
+      await send("POST", "/book", { body: DUNE });
+      const now = await send<WireChange[]>("GET", "/changes?since=now");
+      assert.equal(now.status, 200, now.raw);
+      assert.deepEqual(now.body.data, []);
+      const newest = await latest();
+      assert.equal(now.headers.link, `</changes?since=${newest}&limit=100>; rel="next"`);
+      await send("POST", "/book", { body: { ...DUNE, year: 1 } });
+      const next = await send<WireChange[]>("GET", `/changes?since=${newest}`);
+      assert.deepEqual(
+        next.body.data?.map((c) => c.book?.year),
+        [1],
+      );
+    });
+
     test("bad parameters are 400 Invalid input with a reason; no token is 401", async () => {
       for (const query of [
         "since=-1",
