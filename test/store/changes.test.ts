@@ -10,6 +10,7 @@ import {
   type ChangeLog,
   ChangesGoneError,
 } from "../../src/store/changes.js";
+import { openBackupStore } from "../../src/store/open.js";
 import { BookChangedError, type BookStore } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import { type OpenedStore, storesUnderTest } from "../support/helpers.js";
@@ -19,6 +20,8 @@ const ANA = { name: "ana", account: 7 };
 const PAIR = { name: "admin", account: null };
 
 const kinds = await storesUnderTest({ sqliteFile: true });
+/** A catalogue in memory cannot be reached by a second connection, as a restore is. */
+const inMemory = (name: string) => name === "sqlite";
 
 /** Every entry after `since`, a page of `limit` at a time. */
 async function allAfter(log: ChangeLog, since: number, limit = 3): Promise<Change[]> {
@@ -171,6 +174,32 @@ for (const kind of kinds) {
         if (!replayed.has(id)) assert.equal(await store.get(id), undefined);
       }
       assert.equal(new Set(entries.map((e) => e.seq)).size, entries.length);
+    });
+
+    test("a restore of a backup starts the log again: every earlier sequence is gone", {
+      skip: inMemory(kind.name),
+    }, async () => {
+      const book = await store.create(DUNE);
+      const before = await log.latest();
+      const db = kind.name.startsWith("sqlite")
+        ? ({ kind: "sqlite", path: opened.dbUrl.replace(/^sqlite:/, "") } as const)
+        : ({ kind: "postgres", url: opened.dbUrl } as const);
+      const backup = await openBackupStore(db, "restore");
+      try {
+        const pages = (async function* () {
+          yield [{ ...book, title: "Restored" }];
+        })();
+        await backup.restore(pages, book.id + 1, true);
+      } finally {
+        await backup.close();
+      }
+      const gone = await log.list(0, 10).catch((error) => error);
+      assert.ok(gone instanceof ChangesGoneError);
+      assert.equal(gone.oldest, before + 1);
+      assert.deepEqual(await log.list(before, 10), []);
+      assert.equal(await log.latest(), before);
+      await store.update(book.id, { year: 2000 });
+      assert.equal((await log.list(before, 10))[0]?.seq, before + 1);
     });
 
     test("trimming keeps the newest entries; a `since` below them is ChangesGoneError", async () => {
