@@ -136,6 +136,8 @@ export interface BookCatalogueClient {
   deleteAccount(id: number): Promise<void>;
   /** One page of the change log after `since` (at most `limit` entries, 100 unless given). */
   changesPage(query: { since: number; limit?: number }): Promise<ChangesPage>;
+  /** The newest sequence of the change log (0 before the first): where to follow it from now. */
+  newestChange(): Promise<number>;
   /**
    * Every entry after `since`, then each one as it is committed, once and in order: it follows
    * the service's stream, and when the stream ends (its token expired) or the connection
@@ -337,13 +339,17 @@ const HISTORY_PAGE = 1000;
 /** The change log's routes, but for the stream (followChanges). */
 function changeCalls(
   authorized: Authorized,
-): Pick<BookCatalogueClient, "changesPage" | "history" | "restore"> {
+): Pick<BookCatalogueClient, "changesPage" | "newestChange" | "history" | "restore"> {
   return {
     changesPage: async ({ since, limit }) => {
       const query = `?since=${since}${limit === undefined ? "" : `&limit=${limit}`}`;
       const { data, headers } = await authorized<Change[]>("GET", `/changes${query}`);
       const next = linkSince(headers.get("link")) ?? data.at(-1)?.seq ?? since;
       return { changes: data, next };
+    },
+    newestChange: async () => {
+      const { headers } = await authorized<Change[]>("GET", "/changes?since=now&limit=1");
+      return linkSince(headers.get("link")) ?? 0;
     },
     history: async (id) => {
       const entries: Change[] = [];

@@ -232,6 +232,33 @@ describe("createClient", () => {
     assert.deepEqual(await admin.listAccounts(), []);
   });
 
+  test("the change log: the newest entry, a book's history, and a deleted book restored", async () => {
+    const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
+    const book = await client.createBook({ title: "Germinal", author: "Zola", year: 1885 });
+    for (const year of [1886, 1887, 1888]) await client.updateBook(book.id, { year });
+    await client.deleteBook(book.id);
+    const { changes, next } = await client.changesPage({ since: 0 });
+    assert.equal(next, changes.at(-1)?.seq);
+    assert.equal(await client.newestChange(), next);
+    assert.deepEqual(await client.changesPage({ since: next }), { changes: [], next });
+
+    const history = await client.history(book.id);
+    assert.deepEqual(
+      history.map(({ op, by }) => [op, by?.name]),
+      [
+        ["create", "librarian"],
+        ["update", "librarian"],
+        ["update", "librarian"],
+        ["update", "librarian"],
+        ["delete", "librarian"],
+      ],
+    );
+    assert.deepEqual(history[1]?.before, book);
+    assert.deepEqual(await client.restore(book.id), { ...book, year: 1888 });
+    assert.equal(await client.newestChange(), next + 1);
+    await assert.rejects(client.restore(book.id), { name: "CatalogueError", status: 409 });
+  });
+
   test("a token refused (the service restarted with a new secret) is renewed once, transparently", async () => {
     const client = createClient({ baseUrl: service.url, ...CREDENTIALS });
     const book = await client.createBook({ title: "Nana", author: "Zola", year: 1880 });
