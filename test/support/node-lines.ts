@@ -24,6 +24,7 @@ export const FIRST_LINE_ONLY: readonly string[] = [
   "test/web/web-conflict.test.ts",
   "test/web/web-import.test.ts",
   "test/web/web-layout.test.ts",
+  "test/web/web-live.test.ts",
   "test/web/web-page.test.ts",
   "test/web/web-paging.test.ts",
   "test/web/web-reasons.test.ts",

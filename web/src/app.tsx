@@ -84,6 +84,7 @@ function SignedInScreen(props: {
       ) : (
         <Catalogue
           client={client}
+          me={me}
           writable={editsBooks(me.role)}
           onSessionEnded={props.onSessionEnded}
         />

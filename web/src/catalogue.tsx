@@ -1,27 +1,31 @@
 // The catalogue once signed in: the toolbar, the table of books between two pagers, and the
 // dialog open over them. Its parts are in catalogue/.
 
-import type { BookCatalogueClient } from "book-catalogue";
+import type { BookCatalogueClient, SignedIn } from "book-catalogue";
 import { useState } from "preact/hooks";
 import { BookTable } from "./catalogue/book-table.js";
 import { type Editing, EditingDialog } from "./catalogue/editing-dialog.js";
 import { EmptyNotice } from "./catalogue/empty-notice.js";
 import { FailureNotice, useFailure } from "./catalogue/failure.js";
+import { NewBooksNotice } from "./catalogue/new-books.js";
 import { Pager } from "./catalogue/pager.js";
 import { Toolbar } from "./catalogue/toolbar.js";
 import { useImportingClient } from "./catalogue/use-imported.js";
 import { useListing } from "./catalogue/use-listing.js";
+import { useLive } from "./catalogue/use-live.js";
 import { useMoves } from "./catalogue/use-moves.js";
 import { useWalk } from "./catalogue/use-walk.js";
 
 interface Props {
   client: BookCatalogueClient;
+  /** Who is signed in: the changes of other accounts are shown live, and marked. */
+  me: SignedIn;
   /** Whether the role may add, edit, delete and import: else none of those is offered. */
   writable: boolean;
   onSessionEnded: (why: string) => void;
 }
 
-export function Catalogue({ client, writable, onSessionEnded }: Props) {
+export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, {
@@ -32,6 +36,7 @@ export function Catalogue({ client, writable, onSessionEnded }: Props) {
   const { moves, pages, marked, showAdded } = useMoves(client, walk, listing, fail);
   const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
+  const live = useLive({ client, me, listing, announce: setAnnouncement, fail });
   const [editing, setEditing] = useState<Editing>();
   const { books, next, loading, reload } = listing;
   const empty =
@@ -47,7 +52,11 @@ export function Catalogue({ client, writable, onSessionEnded }: Props) {
   const pager = { walk, listing, pages, moves };
 
   return (
-    <section aria-labelledby="catalogue-title" class="catalogue">
+    <section
+      aria-labelledby="catalogue-title"
+      class="catalogue"
+      data-following={live.following ? "" : undefined}
+    >
       <Toolbar
         client={client}
         walk={walk}
@@ -71,6 +80,7 @@ export function Catalogue({ client, writable, onSessionEnded }: Props) {
       <p class="visually-hidden" role="status">
         {announcement}
       </p>
+      <NewBooksNotice live={live} onShow={showAdded} />
       {!empty && <Pager {...pager} place="above" />}
       <BookTable
         books={books}
@@ -78,6 +88,7 @@ export function Catalogue({ client, writable, onSessionEnded }: Props) {
         loading={loading}
         hidden={empty}
         marked={marked}
+        live={live.marked}
         writable={writable}
         onSort={walk.sortBy}
         onEdit={(book) => setEditing({ mode: "edit", book })}

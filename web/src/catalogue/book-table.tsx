@@ -12,6 +12,8 @@ interface Props {
   hidden: boolean;
   /** The book just added: its row is marked a moment. */
   marked: number | undefined;
+  /** The books another account just changed: their rows are marked a moment. */
+  live: ReadonlySet<number>;
   /** Whether each book offers Edit and Delete. */
   writable: boolean;
   onSort: (field: Column) => void;
@@ -20,7 +22,7 @@ interface Props {
 }
 
 export function BookTable(props: Props) {
-  const { books, sort, loading, hidden, marked, writable, onSort, onEdit, onDelete } = props;
+  const { books, sort, loading, hidden, marked, live, writable, onSort, onEdit, onDelete } = props;
   return (
     <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={hidden}>
       <table aria-busy={loading} aria-describedby="page-status">
@@ -41,7 +43,7 @@ export function BookTable(props: Props) {
             <BookRow
               key={book.id}
               book={book}
-              marked={book.id === marked}
+              marked={book.id === marked ? "added" : live.has(book.id) ? "live" : undefined}
               writable={writable}
               onEdit={onEdit}
               onDelete={onDelete}
@@ -84,11 +86,15 @@ function SortHeading(props: {
 }
 
 function BookRow(
-  props: Pick<Props, "writable" | "onEdit" | "onDelete"> & { book: Book; marked: boolean },
+  props: Pick<Props, "writable" | "onEdit" | "onDelete"> & {
+    book: Book;
+    /** Why the row is marked: the book just added here, or changed by another account. */
+    marked: "added" | "live" | undefined;
+  },
 ) {
   const { book, writable, onEdit, onDelete } = props;
   return (
-    <tr data-book={book.id} class={props.marked ? "added" : undefined}>
+    <tr data-book={book.id} class={props.marked}>
       <td data-label="Title" class="col-title" title={book.title}>
         {book.title}
       </td>

@@ -41,8 +41,11 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
   const [reloads, setReloads] = useState(0);
 
   const loading = settled?.query !== query || settled.reload !== reloads;
+  // Each load of the page: a quiet refresh answered after another load began is dropped.
+  const loads = useRef(0);
   useEffect(() => {
     let current = true;
+    loads.current += 1;
     const reload = reloads;
     const countKey = JSON.stringify([query.q ?? "", reload]);
     const count = counted.current !== countKey;
@@ -72,5 +75,22 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
 
   /** Asks again for the page shown, and the count: after a change, or a failure. */
   const reload = () => setReloads((n) => n + 1);
-  return { books, next, total, loading, reload };
+  /**
+   * Asks again for the page shown and the count, the rows staying as they are meanwhile (not
+   * dimmed): for another librarian's change. Resolves with the page's books, or undefined
+   * when another load came first or the request failed.
+   */
+  const refresh = async (): Promise<Book[] | undefined> => {
+    const load = loads.current;
+    const page = await client.listPage(query, { count: true }).catch(() => undefined);
+    if (page === undefined || load !== loads.current) return undefined;
+    setBooks(page.books);
+    setNext(page.next);
+    setTotal(page.total);
+    return page.books;
+  };
+  /** Changes the rows shown in place: another librarian's edit, say. */
+  const replace = (change: (books: Book[]) => Book[]) =>
+    setBooks((shown) => (shown === undefined ? shown : change(shown)));
+  return { books, next, total, loading, reload, refresh, replace };
 }

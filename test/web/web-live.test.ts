@@ -1,0 +1,117 @@
+// The catalogue live, in a real headless Chromium: two librarians of their own accounts, each in
+// a tab. What one saves shows in the other's table within a second, marked. Under SCREENSHOTS=1
+// it writes this to docs/screenshots/ at both sizes, light and dark.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import type { Locator, Page } from "playwright-core";
+import type { Account } from "../../src/client/client.js";
+import type { Book } from "../../src/rules/book.js";
+import {
+  browserSkipReason,
+  openPageService,
+  type PageService,
+  screenshot,
+  signIn,
+} from "../support/browser.js";
+import { describe } from "../support/describe.js";
+import { call } from "../support/helpers.js";
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const LEFT_HAND = { title: "The Left Hand of Darkness", author: "Ursula K. Le Guin", year: 1969 };
+
+describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () => {
+  let served: PageService;
+  let ana: Page;
+  let ben: Page;
+  /** A call to the service's API, as the built-in administrator. */
+  const api = <T>(method: string, url: string, body?: unknown) =>
+    call<T>(served.app, method, url, {
+      token: served.token,
+      ...(body === undefined ? {} : { body }),
+    });
+
+  /** A librarian's account, and a tab signed in with it. */
+  async function librarian(name: string): Promise<Page> {
+    const password = `${name} has a long password`;
+    const added = await api<Account>("POST", "/accounts", { name, role: "librarian", password });
+    assert.equal(added.status, 201, added.raw);
+    const page = await (await served.browser.newContext({ viewport: DESKTOP })).newPage();
+    await page.goto(served.base);
+    await signIn(page, password, name);
+    // Following the change log: what others change from now on shows.
+    await page.locator(".catalogue[data-following]").waitFor({ state: "attached" });
+    return page;
+  }
+
+  before(async () => {
+    served = await openPageService();
+    for (const year of [1966, 1967, 1968]) {
+      await api("POST", "/book", { title: `Rocannon's World ${year}`, author: "Le Guin", year });
+    }
+    [ana, ben] = [await librarian("ana"), await librarian("ben")];
+  });
+  after(() => served?.close());
+
+  const row = (page: Page, id: number) => page.locator(`tr[data-book="${id}"]`);
+
+  /**
+   * The screenshots `name`-desktop, -desktop-dark, -phone and -phone-dark of what the page
+   * shows, `inView` scrolled into view at each size; the page is left at the desktop's, light.
+   */
+  async function shoot(page: Page, name: string, inView?: Locator) {
+    for (const [size, viewport] of [
+      ["desktop", DESKTOP],
+      ["phone", PHONE],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      await page.evaluate("window.scrollTo(0, 0)");
+      await inView?.scrollIntoViewIfNeeded();
+      for (const colorScheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme });
+        await screenshot(page, `${name}-${size}${colorScheme === "dark" ? "-dark" : ""}.png`);
+      }
+    }
+    await page.setViewportSize(DESKTOP);
+    await page.emulateMedia({ colorScheme: "light" });
+  }
+
+  async function edit(page: Page, title: string, field: string, value: string) {
+    await page.getByRole("button", { name: `Edit “${title}”` }).click();
+    const dialog = page.getByRole("dialog", { name: "Edit book" });
+    await dialog.getByRole("button", { name: "Save" }).waitFor();
+    await dialog.getByLabel(field).fill(value);
+    return dialog;
+  }
+
+  test("a book another librarian adds, then edits, shows in the table within a second, marked", async () => {
+    const { id } = (await api<Book>("POST", "/book", LEFT_HAND)).body.data as Book;
+    await row(ben, id).waitFor();
+    await row(ana, id).waitFor();
+    assert.equal(await row(ben, id).getAttribute("class"), "live");
+
+    // The mark stays, not fading, for the screenshots.
+    await ben.emulateMedia({ reducedMotion: "reduce" });
+    const dialog = await edit(ana, LEFT_HAND.title, "Year", "1970");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    // Within a second of the Save: the feed reads the log at once after a write.
+    await row(ben, id).locator("td.col-year").getByText("1970").waitFor({ timeout: 1000 });
+    assert.equal(await row(ben, id).getAttribute("class"), "live");
+    await ben.getByText("ana changed “The Left Hand of Darkness”.").waitFor({ state: "attached" });
+    await shoot(ben, "live", row(ben, id));
+    await ben.emulateMedia({ reducedMotion: "no-preference" });
+  });
+
+  test("a book added that the page shown does not hold is counted, and shown on asking", async () => {
+    await ben.getByRole("searchbox").fill("Rocannon");
+    await ben.getByText("3 books match “Rocannon”").waitFor();
+    const book = { title: "The Dispossessed", author: "Ursula K. Le Guin", year: 1974 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    const notice = ben.getByText("1 new book, not on this page: “The Dispossessed”.");
+    await notice.getByRole("button", { name: "Show it" }).click();
+    // Not a match of the search: the search is cleared, as for a book just added.
+    await row(ben, id).waitFor();
+    assert.equal(await ben.getByRole("searchbox").inputValue(), "");
+    await notice.waitFor({ state: "detached" });
+  });
+});

@@ -1,0 +1,151 @@
+// The catalogue, live: while signed in, the page follows the change log (changes/follow.ts)
+// and shows what other accounts change without a reload. An edit of a book on the page changes
+// its row in place; a book deleted leaves it; a book added or restored shows if the page asked
+// again holds it, else it is counted in a notice that offers to show it. Each row so changed is
+// marked a moment. The page's own changes are already shown, and are not marked again.
+import type { Book, BookCatalogueClient, Change, SignedIn } from "book-catalogue";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { followChanges } from "../changes/follow.js";
+import { endsSession } from "../session.js";
+import type { ListingState } from "./use-listing.js";
+
+/** How long a row changed by another account stays marked (its mark fades before). */
+const MARKED_MS = 6000;
+/** Books added meanwhile are looked for on the page at most this often. */
+const REFRESH_MS = 300;
+/** After a failure to find where the log is, the next try. */
+const RETRY_MS = 10_000;
+
+interface Props {
+  client: BookCatalogueClient;
+  me: SignedIn;
+  listing: ListingState;
+  /** Says a change for screen readers. */
+  announce: (message: string) => void;
+  fail: (error: unknown) => void;
+}
+
+/** Who made a change, for the page: "ana", or "Someone" for a tool of the store's own. */
+export const whoDid = (change: Change) => change.by?.name ?? "Someone";
+
+export type LiveState = ReturnType<typeof useLive>;
+
+export function useLive({ client, me, listing, announce, fail }: Props) {
+  const marks = useMarks();
+  // Added by others and not on the page shown: the newest last.
+  const [unseen, setUnseen] = useState<Book[]>([]);
+  const added = useRef<Book[]>([]);
+  const timer = useRef<ReturnType<typeof setTimeout>>();
+  const latest = useRef({ listing, announce });
+  latest.current = { listing, announce };
+
+  /** Asks for the page again; the books added meanwhile are marked there, or counted. */
+  const lookForAdded = () => {
+    timer.current ??= setTimeout(async () => {
+      timer.current = undefined;
+      const books = await latest.current.listing.refresh();
+      const looked = added.current;
+      added.current = [];
+      const shown = new Set(books?.map((book) => book.id));
+      for (const book of looked) if (shown.has(book.id)) marks.mark(book.id);
+      const elsewhere = looked.filter((book) => !shown.has(book.id));
+      if (elsewhere.length > 0) setUnseen((before) => [...before, ...elsewhere]);
+    }, REFRESH_MS);
+  };
+
+  const apply = (change: Change) => {
+    const { listing, announce } = latest.current;
+    if (change.by?.name === me.name && change.by.account === me.id) return;
+    const shown = listing.books?.some((book) => book.id === change.id) ?? false;
+    const book = change.book ?? change.before;
+    const title = book ? `“${book.title}”` : "a book";
+    if (change.op === "update" && shown && change.book) {
+      const saved = change.book;
+      listing.replace((books) => books.map((each) => (each.id === saved.id ? saved : each)));
+      marks.mark(saved.id);
+      announce(`${whoDid(change)} changed ${title}.`);
+    } else if (change.op === "delete") {
+      setUnseen((before) => before.filter((each) => each.id !== change.id));
+      if (!shown) return;
+      listing.replace((books) => books.filter((each) => each.id !== change.id));
+      announce(`${whoDid(change)} deleted ${title}.`);
+      lookForAdded();
+    } else if ((change.op === "create" || change.op === "restore") && change.book) {
+      added.current.push(change.book);
+      lookForAdded();
+    }
+  };
+  const following = useFollow(client, apply, {
+    // The page may have been read before the entry followed from: read it again, quietly.
+    started: () => void latest.current.listing.refresh(),
+    gone: () => latest.current.listing.reload(),
+    fail,
+  });
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return { following, marked: marks.marked, unseen, clearUnseen: () => setUnseen([]) };
+}
+
+/**
+ * Follows the log from its newest entry while mounted; `gone` (410) re-reads the page first.
+ * True while following.
+ */
+function useFollow(
+  client: BookCatalogueClient,
+  apply: (change: Change) => void,
+  on: { started: () => void; gone: () => void; fail: (error: unknown) => void },
+) {
+  const latest = useRef(apply);
+  latest.current = apply;
+  const [following, setFollowing] = useState(false);
+  useEffect(() => {
+    let stop = () => {};
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let current = true;
+    const gone = () => {
+      setFollowing(false);
+      on.gone();
+      void start();
+    };
+    const start = () =>
+      client.newestChange().then(
+        (since) => {
+          if (!current) return;
+          stop = followChanges(client, since, { change: (change) => latest.current(change), gone });
+          setFollowing(true);
+          on.started();
+        },
+        (error: unknown) => {
+          if (!current) return;
+          if (endsSession(error)) on.fail(error);
+          else retry = setTimeout(start, RETRY_MS);
+        },
+      );
+    void start();
+    return () => {
+      current = false;
+      clearTimeout(retry);
+      stop();
+    };
+  }, [client]);
+  return following;
+}
+
+/** The rows marked a moment, each for MARKED_MS from its last change. */
+function useMarks() {
+  const [marked, setMarked] = useState<ReadonlySet<number>>(new Set());
+  const timers = useRef(new Map<number, ReturnType<typeof setTimeout>>());
+  useEffect(() => () => timers.current.forEach(clearTimeout), []);
+  const unmark = (id: number) => {
+    timers.current.delete(id);
+    setMarked((before) => new Set([...before].filter((each) => each !== id)));
+  };
+  const mark = (id: number) => {
+    clearTimeout(timers.current.get(id));
+    timers.current.set(
+      id,
+      setTimeout(() => unmark(id), MARKED_MS),
+    );
+    setMarked((before) => new Set([...before, id]));
+  };
+  return { marked, mark };
+}
