@@ -62,8 +62,9 @@ describe("two librarians, one book, in Chromium", { skip: browserSkipReason() },
 
     await secondDialog.getByRole("button", { name: "Save" }).click();
     const conflict = secondDialog.locator(".conflict");
+    // Named from the book's history: here the built-in user, in the first tab.
     await conflict
-      .getByText("Another librarian saved this book while you were editing it.")
+      .getByText("librarian saved this book just now, while you were editing it.")
       .waitFor();
     assert.match(await conflict.innerText(), /Year\s+1969 \(changed\)/);
     assert.doesNotMatch(await conflict.innerText(), /Title[^\n]*\(changed\)/);

@@ -1,6 +1,7 @@
 // The catalogue live, in a real headless Chromium: two librarians of their own accounts, each in
-// a tab. What one saves shows in the other's table within a second, marked. Under SCREENSHOTS=1
-// it writes this to docs/screenshots/ at both sizes, light and dark.
+// a tab. What one saves shows in the other's table within a second, marked; the conflict box
+// names who saved first. Under SCREENSHOTS=1 it writes these to docs/screenshots/ at both
+// sizes, light and dark.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Locator, Page } from "playwright-core";
@@ -113,5 +114,19 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     await row(ben, id).waitFor();
     assert.equal(await ben.getByRole("searchbox").inputValue(), "");
     await notice.waitFor({ state: "detached" });
+  });
+
+  test("the conflict box names who saved first, and when", async () => {
+    const book = { ...LEFT_HAND, title: "The Word for World Is Forest", year: 1972 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    await row(ben, id).waitFor();
+    const theirs = await edit(ben, book.title, "Title", "The Word for World");
+    const mine = await edit(ana, book.title, "Year", "1976");
+    await mine.getByRole("button", { name: "Save" }).click();
+    await mine.waitFor({ state: "detached" });
+    await theirs.getByRole("button", { name: "Save" }).click();
+    await theirs.getByText("ana saved this book just now, while you were editing it.").waitFor();
+    await shoot(ben, "who-saved");
+    await theirs.getByRole("button", { name: "Keep theirs" }).click();
   });
 });

@@ -1,11 +1,12 @@
-import type { Book, BookCatalogueClient, BookChanges } from "book-catalogue";
+import type { Book, BookCatalogueClient, BookChanges, Change } from "book-catalogue";
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { FieldInput } from "./field-input.js";
 import { Modal } from "./modal.js";
 import { describeFailure, endsSession, refusedBecause, refusedField } from "./session.js";
-import { isChanged, useBookVersion } from "./use-book-version.js";
+import { type BookVersion, isChanged, useBookVersion } from "./use-book-version.js";
 import { checkDraft, checkField, type Draft, type Field, type Problems } from "./validate.js";
+import { ago, fullTime } from "./words.js";
 
 interface ActionProps {
   client: BookCatalogueClient;
@@ -60,11 +61,10 @@ export function BookDialog(
   const [problems, setProblems] = useState<Problems>({});
   const [refused, setRefused] = useState<string>();
   const [busy, setBusy] = useState(false);
-  // Another librarian's save that came first: shown beside what this one typed.
-  const [theirs, setTheirs] = useState<Book>();
   const version = useBookVersion(props.client, book, (error) =>
     setRefused(refusal(error, props.onFailure)),
   );
+  const { theirs, saved, collided } = useTheirSave(props.client, book, version);
   // The book as first read with its version: what this librarian's changes are made against.
   const [base, setBase] = useState<Book>();
   useEffect(() => {
@@ -109,9 +109,7 @@ export function BookDialog(
       props.onDone(saved, "saved");
     } catch (error) {
       if (isChanged(error)) {
-        // The stored version becomes the one a second Save goes onto: "Keep mine".
-        const current = await version.reload();
-        setTheirs(current?.book);
+        await collided();
       } else if (!showFieldRefusal(error, setProblems)) {
         setRefused(refusal(error, props.onFailure));
       }
@@ -142,7 +140,9 @@ export function BookDialog(
             Someone has deleted this book. Cancel, or add it again as a new book.
           </p>
         )}
-        {theirs && !version.gone && <TheirSave theirs={theirs} base={base ?? theirs} />}
+        {theirs && !version.gone && (
+          <TheirSave theirs={theirs} base={base ?? theirs} saved={saved} />
+        )}
         {refused && (
           <p class="error" role="alert">
             {refused}
@@ -166,6 +166,22 @@ export function BookDialog(
   );
 }
 
+/** Another librarian's save that came first, and who made it when (the book's history). */
+function useTheirSave(client: BookCatalogueClient, book: Book | undefined, version: BookVersion) {
+  const [theirs, setTheirs] = useState<Book>();
+  const [saved, setSaved] = useState<Change>();
+  /** After a 412: the stored version becomes the one a second Save goes onto ("Keep mine"). */
+  const collided = async () => {
+    const [current, history] = await Promise.all([
+      version.reload(),
+      book && client.bookHistory(book.id).catch(() => undefined),
+    ]);
+    setSaved(history?.at(-1));
+    setTheirs(current?.book);
+  };
+  return { theirs, saved, collided };
+}
+
 /**
  * Only the fields this librarian changed from the book as read: a save then keeps what
  * another librarian changed in the other fields.
@@ -176,7 +192,7 @@ function changedFields(draft: Omit<Book, "id">, base: Book): BookChanges {
 }
 
 /** Another librarian's save, beside the form that still holds what this librarian typed. */
-function TheirSave({ theirs, base }: { theirs: Book; base: Book }) {
+function TheirSave({ theirs, base, saved }: { theirs: Book; base: Book; saved?: Change }) {
   const rows = FIELDS.map(({ field, label }) => ({
     label,
     value: String(theirs[field]),
@@ -185,9 +201,11 @@ function TheirSave({ theirs, base }: { theirs: Book; base: Book }) {
   return (
     <div class="conflict" role="alert">
       <p>
-        <strong>Another librarian saved this book while you were editing it.</strong> Their version
-        is below, their changes marked; yours is still in the form. Keep mine saves the fields you
-        changed over theirs; their other changes stay.
+        <strong>
+          <WhoSaved saved={saved} />
+        </strong>{" "}
+        Their version is below, their changes marked; yours is still in the form. Keep mine saves
+        the fields you changed over theirs; their other changes stay.
       </p>
       <dl>
         {rows.map(({ label, value, changed }) => (
@@ -201,6 +219,20 @@ function TheirSave({ theirs, base }: { theirs: Book; base: Book }) {
         ))}
       </dl>
     </div>
+  );
+}
+
+/** Who saved the book and when, from its history: "ana saved this book 2 minutes ago, …". */
+function WhoSaved({ saved }: { saved: Change | undefined }) {
+  if (saved === undefined) return <>Another librarian saved this book while you were editing it.</>;
+  return (
+    <>
+      {saved.by?.name ?? "Someone"} saved this book{" "}
+      <time dateTime={saved.at} title={fullTime(saved.at)}>
+        {ago(saved.at)}
+      </time>
+      , while you were editing it.
+    </>
   );
 }
 
