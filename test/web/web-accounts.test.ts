@@ -172,14 +172,16 @@ describe("accounts on the librarian's page, in Chromium", { skip: browserSkipRea
     await page.context().close();
   });
 
-  test("a reader sees no Add, Edit, Delete or Import", async () => {
+  test("a reader sees no Add, Edit, Delete or Import; History, yes", async () => {
     await addAccount("rosa", "reader", "rosa reads all day");
     const page = await signedIn("rosa", "rosa reads all day");
     await page.locator("header").getByText("Reader", { exact: true }).waitFor();
-    await page.getByRole("cell", { name: "The Dispossessed" }).waitFor();
+    await page.getByRole("cell", { name: "The Dispossessed", exact: true }).waitFor();
     for (const name of [/Add/, /Edit/, /Delete/, /Import/]) {
       assert.equal(await page.getByRole("button", { name }).count(), 0, `${name}`);
     }
+    // A book's history only reads.
+    await page.getByRole("button", { name: "History of “The Dispossessed”" }).waitFor();
     await page.getByRole("button", { name: "Export CSV" }).waitFor();
     assert.equal(await page.locator("header").getByRole("link", { name: "Accounts" }).count(), 0);
     await page.context().close();

@@ -1,7 +1,7 @@
 // The catalogue live, in a real headless Chromium: two librarians of their own accounts, each in
 // a tab. What one saves shows in the other's table within a second, marked; the conflict box
-// names who saved first. Under SCREENSHOTS=1 it writes these to docs/screenshots/ at both
-// sizes, light and dark.
+// names who saved first; a delete is undone from its notice; a book's history says who did
+// what. Under SCREENSHOTS=1 it writes these to docs/screenshots/ at both sizes, light and dark.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Locator, Page } from "playwright-core";
@@ -128,5 +128,40 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     await theirs.getByText("ana saved this book just now, while you were editing it.").waitFor();
     await shoot(ben, "who-saved");
     await theirs.getByRole("button", { name: "Keep theirs" }).click();
+  });
+
+  test("a delete is undone from its notice; a book's history says who did what", async () => {
+    const book = { ...LEFT_HAND, title: "The Lathe of Heaven", year: 1971 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    await row(ben, id).waitFor();
+    await ben.getByRole("button", { name: `Delete “${book.title}”` }).click();
+    const dialog = ben.getByRole("dialog", { name: "Delete this book?" });
+    await dialog.getByRole("button", { name: "Delete", disabled: false }).click();
+    await row(ben, id).waitFor({ state: "detached" });
+    await row(ana, id).waitFor({ state: "detached" });
+    const undo = ben.getByRole("button", { name: "Undo" });
+    assert.equal(await ben.evaluate("document.activeElement?.textContent"), "Undo", "focus on it");
+    await shoot(ben, "undo");
+    await undo.click();
+    await row(ben, id).waitFor();
+    await row(ana, id).waitFor();
+    assert.equal((await api<Book>("GET", `/book/${id}`)).body.data?.year, 1971);
+
+    await api("PUT", `/book/${id}`, { year: 1972 });
+    await ana.getByRole("button", { name: `History of “${book.title}”` }).click();
+    const history = ana.getByRole("dialog", { name: `History of “${book.title}”` });
+    const entries = history.locator("li");
+    await entries.nth(3).waitFor();
+    assert.deepEqual(
+      (await entries.allInnerTexts()).map((text) => text.replace(/\s+/g, " ")),
+      [
+        "librarian edited it just now Year 1971 → to 1972",
+        "ben brought it back just now “The Lathe of Heaven” by Ursula K. Le Guin (1971)",
+        "ben deleted it just now",
+        "librarian added it just now “The Lathe of Heaven” by Ursula K. Le Guin (1971)",
+      ],
+    );
+    await shoot(ana, "history");
+    await history.getByRole("button", { name: "Close" }).click();
   });
 });

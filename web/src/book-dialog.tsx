@@ -268,8 +268,8 @@ export function ConfirmDelete(props: ActionProps & { book: Book; onDone: () => v
         </p>
       )}
       <p>
-        “{shown.title}” by {shown.author} ({shown.year}) will be removed from the catalogue. This
-        cannot be undone.
+        “{shown.title}” by {shown.author} ({shown.year}) will be removed from the catalogue. For a
+        few seconds after, Undo brings it back.
       </p>
       {version.gone && (
         <p class="error" role="alert">

@@ -1,7 +1,7 @@
 // The catalogue once signed in: the toolbar, the table of books between two pagers, and the
 // dialog open over them. Its parts are in catalogue/.
 
-import type { BookCatalogueClient, SignedIn } from "book-catalogue";
+import type { Book, BookCatalogueClient, SignedIn } from "book-catalogue";
 import { useState } from "preact/hooks";
 import { BookTable } from "./catalogue/book-table.js";
 import { type Editing, EditingDialog } from "./catalogue/editing-dialog.js";
@@ -10,6 +10,7 @@ import { FailureNotice, useFailure } from "./catalogue/failure.js";
 import { NewBooksNotice } from "./catalogue/new-books.js";
 import { Pager } from "./catalogue/pager.js";
 import { Toolbar } from "./catalogue/toolbar.js";
+import { UndoNotice } from "./catalogue/undo-delete.js";
 import { useImportingClient } from "./catalogue/use-imported.js";
 import { useListing } from "./catalogue/use-listing.js";
 import { useLive } from "./catalogue/use-live.js";
@@ -38,6 +39,7 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
   const [announcement, setAnnouncement] = useState("");
   const live = useLive({ client, me, listing, announce: setAnnouncement, fail });
   const [editing, setEditing] = useState<Editing>();
+  const [deleted, setDeleted] = useState<Book>();
   const { books, next, loading, reload } = listing;
   const empty =
     !loading && !failure && walk.page === 1 && books?.length === 0 && next === undefined;
@@ -93,8 +95,19 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
         onSort={walk.sortBy}
         onEdit={(book) => setEditing({ mode: "edit", book })}
         onDelete={(book) => setEditing({ mode: "delete", book })}
+        onHistory={(book) => setEditing({ mode: "history", book })}
       />
       {!empty && <Pager {...pager} place="below" />}
+      <UndoNotice
+        client={client}
+        deleted={deleted}
+        onRestored={(book) => {
+          setAnnouncement(`“${book.title}” is back.`);
+          void showAdded(book);
+        }}
+        onDismiss={() => setDeleted(undefined)}
+        onFailure={fail}
+      />
       {editing && (
         <EditingDialog
           editing={editing}
@@ -102,6 +115,7 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
           importing={importing}
           onDone={done}
           onAdded={(book) => void showAdded(book)}
+          onDeleted={setDeleted}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}
         />

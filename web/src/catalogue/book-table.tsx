@@ -14,15 +14,16 @@ interface Props {
   marked: number | undefined;
   /** The books another account just changed: their rows are marked a moment. */
   live: ReadonlySet<number>;
-  /** Whether each book offers Edit and Delete. */
+  /** Whether each book offers Edit and Delete (History, every book). */
   writable: boolean;
   onSort: (field: Column) => void;
+  onHistory: (book: Book) => void;
   onEdit: (book: Book) => void;
   onDelete: (book: Book) => void;
 }
 
 export function BookTable(props: Props) {
-  const { books, sort, loading, hidden, marked, live, writable, onSort, onEdit, onDelete } = props;
+  const { books, sort, loading, hidden, marked, live, onSort } = props;
   return (
     <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={hidden}>
       <table aria-busy={loading} aria-describedby="page-status">
@@ -31,11 +32,9 @@ export function BookTable(props: Props) {
             {COLUMNS.map(({ field, label }) => (
               <SortHeading key={field} field={field} label={label} sort={sort} onSort={onSort} />
             ))}
-            {writable && (
-              <th scope="col" class="col-actions">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            )}
+            <th scope="col" class={props.writable ? "col-actions" : "col-actions readonly"}>
+              <span class="visually-hidden">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -44,9 +43,10 @@ export function BookTable(props: Props) {
               key={book.id}
               book={book}
               marked={book.id === marked ? "added" : live.has(book.id) ? "live" : undefined}
-              writable={writable}
-              onEdit={onEdit}
-              onDelete={onDelete}
+              writable={props.writable}
+              onEdit={props.onEdit}
+              onDelete={props.onDelete}
+              onHistory={props.onHistory}
             />
           ))}
         </tbody>
@@ -86,13 +86,13 @@ function SortHeading(props: {
 }
 
 function BookRow(
-  props: Pick<Props, "writable" | "onEdit" | "onDelete"> & {
+  props: Pick<Props, "writable" | "onEdit" | "onDelete" | "onHistory"> & {
     book: Book;
     /** Why the row is marked: the book just added here, or changed by another account. */
     marked: "added" | "live" | undefined;
   },
 ) {
-  const { book, writable, onEdit, onDelete } = props;
+  const { book } = props;
   return (
     <tr data-book={book.id} class={props.marked}>
       <td data-label="Title" class="col-title" title={book.title}>
@@ -104,30 +104,45 @@ function BookRow(
       <td data-label="Year" class="col-year">
         {book.year}
       </td>
-      {writable && <Actions book={book} onEdit={onEdit} onDelete={onDelete} />}
+      <Actions {...props} />
     </tr>
   );
 }
 
-function Actions({ book, onEdit, onDelete }: Pick<Props, "onEdit" | "onDelete"> & { book: Book }) {
+function Actions(
+  props: Pick<Props, "writable" | "onEdit" | "onDelete" | "onHistory"> & { book: Book },
+) {
+  const { book, onEdit, onDelete } = props;
   return (
     <td class="col-actions">
       <button
         type="button"
         class="quiet"
-        aria-label={`Edit “${book.title}”`}
-        onClick={() => onEdit(book)}
+        aria-label={`History of “${book.title}”`}
+        onClick={() => props.onHistory(book)}
       >
-        Edit
+        History
       </button>
-      <button
-        type="button"
-        class="quiet danger"
-        aria-label={`Delete “${book.title}”`}
-        onClick={() => onDelete(book)}
-      >
-        Delete
-      </button>
+      {props.writable && (
+        <>
+          <button
+            type="button"
+            class="quiet"
+            aria-label={`Edit “${book.title}”`}
+            onClick={() => onEdit(book)}
+          >
+            Edit
+          </button>
+          <button
+            type="button"
+            class="quiet danger"
+            aria-label={`Delete “${book.title}”`}
+            onClick={() => onDelete(book)}
+          >
+            Delete
+          </button>
+        </>
+      )}
     </td>
   );
 }

@@ -1,13 +1,16 @@
-// The dialog open over the catalogue, if any: add or edit a book, import a file, or delete.
+// The dialog open over the catalogue, if any: add or edit a book, import a file, delete, or a
+// book's history.
 import type { Book, BookCatalogueClient } from "book-catalogue";
 import { BookDialog, ConfirmDelete } from "../book-dialog.js";
 import { ImportDialog } from "../import/import-dialog.js";
+import { HistoryDialog } from "./history-dialog.js";
 
 export type Editing =
   | { mode: "add" }
   | { mode: "import" }
   | { mode: "edit"; book: Book }
-  | { mode: "delete"; book: Book };
+  | { mode: "delete"; book: Book }
+  | { mode: "history"; book: Book };
 
 interface Props {
   editing: Editing;
@@ -16,6 +19,8 @@ interface Props {
   onDone: (message: string) => void;
   /** After Add, besides onDone: the book as saved. */
   onAdded: (book: Book) => void;
+  /** After Delete, besides onDone: the book deleted, for Undo. */
+  onDeleted: (book: Book) => void;
   /** The client the import dialog adds books with. */
   importing: BookCatalogueClient;
   onCancel: () => void;
@@ -57,8 +62,20 @@ export function EditingDialog(props: Props) {
         <ConfirmDelete
           client={client}
           book={editing.book}
-          onDone={() => onDone(`Deleted “${editing.book.title}”.`)}
+          onDone={() => {
+            onDone(`Deleted “${editing.book.title}”.`);
+            props.onDeleted(editing.book);
+          }}
           onCancel={onCancel}
+          onFailure={onFailure}
+        />
+      );
+    case "history":
+      return (
+        <HistoryDialog
+          client={client}
+          book={editing.book}
+          onClose={onCancel}
           onFailure={onFailure}
         />
       );

@@ -1,0 +1,81 @@
+// After a delete: a notice with Undo for a few seconds (POST /book/{id}/restore). It stays while
+// the pointer is over it or the focus in it; the focus goes to Undo, as the row deleted is gone.
+import type { Book, BookCatalogueClient } from "book-catalogue";
+import { CatalogueError } from "book-catalogue";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { describeFailure, endsSession } from "../session.js";
+
+/** How long Undo is offered, once neither the pointer nor the focus is on it. */
+const UNDO_MS = 10_000;
+
+interface Props {
+  client: BookCatalogueClient;
+  /** The book just deleted here; undefined when there is nothing to undo. */
+  deleted: Book | undefined;
+  /** The book is back; the notice goes. */
+  onRestored: (book: Book) => void;
+  /** Undo is no longer offered. */
+  onDismiss: () => void;
+  onFailure: (error: unknown) => void;
+}
+
+/** Why a restore was refused, in the page's words. */
+function whyNot(error: unknown): string {
+  if (error instanceof CatalogueError && error.status === 409) return "It is back already.";
+  if (error instanceof CatalogueError && error.status === 404) {
+    return "It can no longer be brought back.";
+  }
+  return describeFailure(error);
+}
+
+export function UndoNotice({ client, deleted, onRestored, onDismiss, onFailure }: Props) {
+  const [held, setHeld] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const [refused, setRefused] = useState<string>();
+  const undo = useRef<HTMLButtonElement>(null);
+  useLayoutEffect(() => {
+    setRefused(undefined);
+    setHeld(0);
+    undo.current?.focus();
+  }, [deleted]);
+  useEffect(() => {
+    if (deleted === undefined || held > 0) return;
+    const timer = setTimeout(onDismiss, UNDO_MS);
+    return () => clearTimeout(timer);
+  }, [deleted, held > 0]);
+
+  const restore = async (book: Book) => {
+    setBusy(true);
+    try {
+      onRestored(await client.restoreBook(book.id));
+      onDismiss();
+    } catch (error) {
+      if (endsSession(error)) onFailure(error);
+      else setRefused(whyNot(error));
+    }
+    setBusy(false);
+  };
+  const hold = (by: number) => () => setHeld((n) => Math.max(0, n + by));
+  return (
+    <div class="undo-frame" aria-live="polite">
+      {deleted && (
+        // biome-ignore lint/a11y/noStaticElementInteractions: hovering only holds the notice.
+        <div
+          class="notice undo"
+          onMouseEnter={hold(1)}
+          onMouseLeave={hold(-1)}
+          onFocusIn={hold(1)}
+          onFocusOut={hold(-1)}
+          onKeyDown={(event) => event.key === "Escape" && onDismiss()}
+        >
+          <p>
+            Deleted “{deleted.title}”. {refused}
+          </p>
+          <button type="button" ref={undo} disabled={busy} onClick={() => restore(deleted)}>
+            {busy ? "Undoing…" : "Undo"}
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
