@@ -141,6 +141,8 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     await row(ana, id).waitFor({ state: "detached" });
     const undo = ben.getByRole("button", { name: "Undo" });
     assert.equal(await ben.evaluate("document.activeElement?.textContent"), "Undo", "focus on it");
+    // What ben did is shown already: nothing is counted as new.
+    assert.equal(await ben.locator(".new-books").count(), 0);
     await shoot(ben, "undo");
     await undo.click();
     await row(ben, id).waitFor();
@@ -161,6 +163,7 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
         "librarian added it just now “The Lathe of Heaven” by Ursula K. Le Guin (1971)",
       ],
     );
+    assert.equal(await ana.locator(".new-books").count(), 0, "the book back is on the page");
     await shoot(ana, "history");
     await history.getByRole("button", { name: "Close" }).click();
   });

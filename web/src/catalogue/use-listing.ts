@@ -77,13 +77,14 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
   const reload = () => setReloads((n) => n + 1);
   /**
    * Asks again for the page shown and the count, the rows staying as they are meanwhile (not
-   * dimmed): for another librarian's change. Resolves with the page's books, or undefined
-   * when another load came first or the request failed.
+   * dimmed): for another librarian's change. Resolves with the page's books; "superseded" when
+   * another load began meanwhile (its page is the one shown), "failed" when the request did.
    */
-  const refresh = async (): Promise<Book[] | undefined> => {
+  const refresh = async (): Promise<Book[] | "superseded" | "failed"> => {
     const load = loads.current;
     const page = await client.listPage(query, { count: true }).catch(() => undefined);
-    if (page === undefined || load !== loads.current) return undefined;
+    if (load !== loads.current) return "superseded";
+    if (page === undefined) return "failed";
     setBooks(page.books);
     setNext(page.next);
     setTotal(page.total);

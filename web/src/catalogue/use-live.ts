@@ -32,26 +32,9 @@ export type LiveState = ReturnType<typeof useLive>;
 
 export function useLive({ client, me, listing, announce, fail }: Props) {
   const marks = useMarks();
-  // Added by others and not on the page shown: the newest last.
-  const [unseen, setUnseen] = useState<Book[]>([]);
-  const added = useRef<Book[]>([]);
-  const timer = useRef<ReturnType<typeof setTimeout>>();
   const latest = useRef({ listing, announce });
   latest.current = { listing, announce };
-
-  /** Asks for the page again; the books added meanwhile are marked there, or counted. */
-  const lookForAdded = () => {
-    timer.current ??= setTimeout(async () => {
-      timer.current = undefined;
-      const books = await latest.current.listing.refresh();
-      const looked = added.current;
-      added.current = [];
-      const shown = new Set(books?.map((book) => book.id));
-      for (const book of looked) if (shown.has(book.id)) marks.mark(book.id);
-      const elsewhere = looked.filter((book) => !shown.has(book.id));
-      if (elsewhere.length > 0) setUnseen((before) => [...before, ...elsewhere]);
-    }, REFRESH_MS);
-  };
+  const added = useAdded(() => latest.current.listing.refresh(), marks.mark);
 
   const apply = (change: Change) => {
     const { listing, announce } = latest.current;
@@ -65,14 +48,14 @@ export function useLive({ client, me, listing, announce, fail }: Props) {
       marks.mark(saved.id);
       announce(`${whoDid(change)} changed ${title}.`);
     } else if (change.op === "delete") {
-      setUnseen((before) => before.filter((each) => each.id !== change.id));
+      added.forget(change.id);
       if (!shown) return;
       listing.replace((books) => books.filter((each) => each.id !== change.id));
       announce(`${whoDid(change)} deleted ${title}.`);
-      lookForAdded();
+      // The page asked again fills the place with the next book.
+      added.look();
     } else if ((change.op === "create" || change.op === "restore") && change.book) {
-      added.current.push(change.book);
-      lookForAdded();
+      added.look(change.book);
     }
   };
   const following = useFollow(client, apply, {
@@ -81,8 +64,43 @@ export function useLive({ client, me, listing, announce, fail }: Props) {
     gone: () => latest.current.listing.reload(),
     fail,
   });
+  return { following, marked: marks.marked, unseen: added.unseen, clearUnseen: added.clear };
+}
+
+/**
+ * Books added or restored by others: the page is asked again (at most every REFRESH_MS), and
+ * each is marked there, or counted among the unseen, the newest last.
+ */
+function useAdded(refresh: ListingState["refresh"], mark: (id: number) => void) {
+  const [unseen, setUnseen] = useState<Book[]>([]);
+  const pending = useRef<Book[]>([]);
+  const timer = useRef<ReturnType<typeof setTimeout>>();
   useEffect(() => () => clearTimeout(timer.current), []);
-  return { following, marked: marks.marked, unseen, clearUnseen: () => setUnseen([]) };
+
+  const ask = async () => {
+    timer.current = undefined;
+    // Those added before the page is asked for: the page answered holds them, if they belong.
+    const looked = pending.current;
+    pending.current = [];
+    const books = await refresh();
+    if (books === "failed") return;
+    if (books === "superseded") return look(...looked);
+    const shown = new Set(books.map((book) => book.id));
+    for (const book of looked) if (shown.has(book.id)) mark(book.id);
+    const elsewhere = looked.filter((book) => !shown.has(book.id));
+    setUnseen((before) => [...before.filter((book) => !shown.has(book.id)), ...elsewhere]);
+  };
+  /** Asks for the page again soon, and looks for `books` there. */
+  const look = (...books: Book[]) => {
+    pending.current.push(...books);
+    timer.current ??= setTimeout(ask, REFRESH_MS);
+  };
+  /** A book deleted: no longer looked for, nor counted. */
+  const forget = (id: number) => {
+    pending.current = pending.current.filter((book) => book.id !== id);
+    setUnseen((before) => before.filter((book) => book.id !== id));
+  };
+  return { unseen, look, forget, clear: () => setUnseen([]) };
 }
 
 /**
