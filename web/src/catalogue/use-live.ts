@@ -3,9 +3,15 @@
 // its row in place; a book deleted leaves it; a book added or restored shows if the page asked
 // again holds it, else it is counted in a notice that offers to show it. Each row so changed is
 // marked a moment. The page's own changes are already shown, and are not marked again.
-import type { Book, BookCatalogueClient, Change, SignedIn } from "book-catalogue";
+import {
+  type Book,
+  type BookCatalogueClient,
+  CatalogueError,
+  type Change,
+  type SignedIn,
+} from "book-catalogue";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { followChanges } from "../changes/follow.js";
+import { type ChangeSource, followChanges } from "../changes/follow.js";
 import { endsSession } from "../session.js";
 import type { ListingState } from "./use-listing.js";
 
@@ -128,7 +134,10 @@ function useFollow(
       client.newestChange().then(
         (since) => {
           if (!current) return;
-          stop = followChanges(client, since, { change: (change) => latest.current(change), gone });
+          stop = followChanges<Change>(source(client), since, {
+            change: (change) => latest.current(change),
+            gone,
+          });
           setFollowing(true);
           on.started();
         },
@@ -147,6 +156,17 @@ function useFollow(
   }, [client]);
   return following;
 }
+
+/** The service the page is served by, and the client's token while it has one. */
+const source = (client: BookCatalogueClient): ChangeSource => ({
+  origin: location.origin,
+  token: () =>
+    client.token().catch((error: unknown) => {
+      // Expired, and no password to renew it: the session asks for it (use-session.ts).
+      if (error instanceof CatalogueError) return undefined;
+      throw error;
+    }),
+});
 
 /** The rows marked a moment, each for MARKED_MS from its last change. */
 function useMarks() {

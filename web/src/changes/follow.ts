@@ -1,13 +1,24 @@
 // Following the change log live: GET /changes as a stream, read with fetch() so that the token
 // goes in the Authorization header. When the stream ends (its token expired, the service
 // restarted, the network went), it is opened again from the last entry read, with the current
-// token, after a pause that grows while openings keep failing.
-import { type BookCatalogueClient, CatalogueError, type Change } from "book-catalogue";
+// token, after a pause that grows while openings keep failing. It knows no more of an entry
+// than its `seq`, and of the service than where it is and how to get a token.
 import { eventParser } from "./sse.js";
 
-export interface ChangeHandlers {
+/** An entry of the log, as far as following it goes. */
+interface Entry {
+  seq: number;
+}
+
+/** Where the log is, and the token to read it with (undefined when there is none). */
+export interface ChangeSource {
+  origin: string;
+  token(): Promise<string | undefined>;
+}
+
+export interface ChangeHandlers<E extends Entry> {
   /** Each entry after the one followed from, once, in order. */
-  change(change: Change): void;
+  change(change: E): void;
   /** 410: the entries after the last one read are no longer kept. Following stops. */
   gone(): void;
 }
@@ -19,15 +30,15 @@ const PAUSES_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 const HEALTHY_MS = 10_000;
 
 /** Follows the log from `since` until stopped (or gone); returns the stop. */
-export function followChanges(
-  client: BookCatalogueClient,
+export function followChanges<E extends Entry>(
+  source: ChangeSource,
   since: number,
-  handlers: ChangeHandlers,
+  handlers: ChangeHandlers<E>,
 ): () => void {
   const stopped = new AbortController();
   let last = since;
   let failures = 0;
-  const take = (change: Change) => {
+  const take = (change: E) => {
     last = change.seq;
     handlers.change(change);
   };
@@ -35,7 +46,7 @@ export function followChanges(
   void (async () => {
     while (!stopped.signal.aborted) {
       const opened = Date.now();
-      const status = await readStream(client, last, stopped.signal, take).catch(() => 0);
+      const status = await readStream(source, last, stopped.signal, take).catch(() => 0);
       if (stopped.signal.aborted) return;
       if (status === 410) return handlers.gone();
       const healthy = status === 200 && Date.now() - opened >= HEALTHY_MS;
@@ -48,18 +59,15 @@ export function followChanges(
 }
 
 /** One opening of the stream, read to its end: resolves with the answer's status. */
-async function readStream(
-  client: BookCatalogueClient,
+async function readStream<E extends Entry>(
+  source: ChangeSource,
   last: number,
   signal: AbortSignal,
-  take: (change: Change) => void,
+  take: (change: E) => void,
 ): Promise<number> {
-  const token = await client.token().catch((error: unknown) => {
-    if (error instanceof CatalogueError) return undefined;
-    throw error;
-  });
+  const token = await source.token();
   if (token === undefined) return 401;
-  const response = await fetch(`${location.origin}/changes?since=${last}`, {
+  const response = await fetch(`${source.origin}/changes?since=${last}`, {
     headers: { authorization: token, accept: "text/event-stream", "last-event-id": String(last) },
     signal,
   });
@@ -67,7 +75,7 @@ async function readStream(
     await response.body?.cancel();
     return response.status;
   }
-  const parse = eventParser(({ data }) => take(JSON.parse(data) as Change));
+  const parse = eventParser(({ data }) => take(JSON.parse(data) as E));
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   for (;;) {
     const { done, value } = await reader.read();
