@@ -1,7 +1,8 @@
 // The catalogue live, in a real headless Chromium: two librarians of their own accounts, each in
 // a tab. What one saves shows in the other's table within a second, marked; the conflict box
-// names who saved first; a delete is undone from its notice; a book's history says who did
-// what. Under SCREENSHOTS=1 it writes these to docs/screenshots/ at both sizes, light and dark.
+// names who saved first; a delete is undone from its notice, an older one from Recently
+// deleted; a book's history says who did what. Under SCREENSHOTS=1 it writes these to
+// docs/screenshots/ at both sizes, light and dark.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Locator, Page } from "playwright-core";
@@ -166,5 +167,31 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     assert.equal(await ana.locator(".new-books").count(), 0, "the book back is on the page");
     await shoot(ana, "history");
     await history.getByRole("button", { name: "Close" }).click();
+  });
+
+  test("a book deleted earlier is brought back from Recently deleted", async () => {
+    const book = { ...LEFT_HAND, title: "Always Coming Home", year: 1985 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    await row(ben, id).waitFor();
+    const count = await ben.locator("#book-count").innerText();
+    await api("DELETE", `/book/${id}`);
+    await row(ben, id).waitFor({ state: "detached" });
+    // Counted at once, not only once the page is asked again.
+    assert.equal(
+      await ben.locator("#book-count").innerText(),
+      `${Number.parseInt(count, 10) - 1} books`,
+    );
+    await ben.getByRole("button", { name: "Recently deleted" }).click();
+    const dialog = ben.getByRole("dialog", { name: "Recently deleted" });
+    const bringBack = dialog.getByRole("button", { name: `Bring back “${book.title}”` });
+    await bringBack.waitFor();
+    // The Lathe of Heaven, deleted then brought back above, is not listed.
+    assert.equal(await dialog.locator("li").count(), 1);
+    await dialog.getByText("librarian deleted it just now").waitFor();
+    await shoot(ben, "recently-deleted");
+    await bringBack.click();
+    await dialog.waitFor({ state: "detached" });
+    await row(ben, id).waitFor();
+    assert.equal((await api("GET", `/book/${id}`)).status, 200);
   });
 });

@@ -9,6 +9,7 @@ import { EmptyNotice } from "./catalogue/empty-notice.js";
 import { FailureNotice, useFailure } from "./catalogue/failure.js";
 import { NewBooksNotice } from "./catalogue/new-books.js";
 import { Pager } from "./catalogue/pager.js";
+import { RecentlyDeletedButton } from "./catalogue/recently-deleted.js";
 import { Toolbar } from "./catalogue/toolbar.js";
 import { UndoNotice } from "./catalogue/undo-delete.js";
 import { useImportingClient } from "./catalogue/use-imported.js";
@@ -38,19 +39,12 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
   const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
   const live = useLive({ client, me, listing, announce: setAnnouncement, fail });
-  const [editing, setEditing] = useState<Editing>();
-  const [deleted, setDeleted] = useState<Book>();
   const { books, next, loading, reload } = listing;
+  const dialogs = useDialogs(setAnnouncement, reload, showAdded);
+  const { editing, setEditing, deleted, setDeleted, done, restored, add, importFile } = dialogs;
   const empty =
     !loading && !failure && walk.page === 1 && books?.length === 0 && next === undefined;
 
-  const done = (message: string) => {
-    setEditing(undefined);
-    setAnnouncement(message);
-    reload();
-  };
-  const add = () => setEditing({ mode: "add" });
-  const importFile = () => setEditing({ mode: "import" });
   const pager = { walk, listing, pages, moves };
 
   return (
@@ -93,18 +87,14 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
         live={live.marked}
         writable={writable}
         onSort={walk.sortBy}
-        onEdit={(book) => setEditing({ mode: "edit", book })}
-        onDelete={(book) => setEditing({ mode: "delete", book })}
-        onHistory={(book) => setEditing({ mode: "history", book })}
+        onOpen={setEditing}
       />
       {!empty && <Pager {...pager} place="below" />}
+      {writable && <RecentlyDeletedButton onOpen={() => setEditing({ mode: "deleted" })} />}
       <UndoNotice
         client={client}
         deleted={deleted}
-        onRestored={(book) => {
-          setAnnouncement(`“${book.title}” is back.`);
-          void showAdded(book);
-        }}
+        onRestored={restored}
         onDismiss={() => setDeleted(undefined)}
         onFailure={fail}
       />
@@ -116,10 +106,36 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
           onDone={done}
           onAdded={(book) => void showAdded(book)}
           onDeleted={setDeleted}
+          onRestored={restored}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}
         />
       )}
     </section>
   );
+}
+
+/** The dialog open over the catalogue, the book just deleted (for Undo), and how each ends. */
+function useDialogs(
+  announce: (message: string) => void,
+  reload: () => void,
+  showAdded: (book: Book) => Promise<void>,
+) {
+  const [editing, setEditing] = useState<Editing>();
+  const [deleted, setDeleted] = useState<Book>();
+  /** A change made: said, and the page asked again. */
+  const done = (message: string) => {
+    setEditing(undefined);
+    announce(message);
+    reload();
+  };
+  /** A book brought back (Undo, Recently deleted): shown on its page, marked. */
+  const restored = (book: Book) => {
+    setEditing(undefined);
+    announce(`“${book.title}” is back.`);
+    void showAdded(book);
+  };
+  const add = () => setEditing({ mode: "add" });
+  const importFile = () => setEditing({ mode: "import" });
+  return { editing, setEditing, deleted, setDeleted, done, restored, add, importFile };
 }

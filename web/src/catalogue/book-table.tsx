@@ -2,6 +2,9 @@
 import type { Book, SortOrder } from "book-catalogue";
 import { COLUMNS, type Column, PAGE_SIZE } from "./query.js";
 
+/** What a row's buttons open. */
+export type RowAction = { mode: "history" | "edit" | "delete"; book: Book };
+
 type Direction = "ascending" | "descending" | undefined;
 
 interface Props {
@@ -17,9 +20,8 @@ interface Props {
   /** Whether each book offers Edit and Delete (History, every book). */
   writable: boolean;
   onSort: (field: Column) => void;
-  onHistory: (book: Book) => void;
-  onEdit: (book: Book) => void;
-  onDelete: (book: Book) => void;
+  /** A row's History, Edit or Delete: the dialog to open. */
+  onOpen: (editing: RowAction) => void;
 }
 
 export function BookTable(props: Props) {
@@ -44,9 +46,7 @@ export function BookTable(props: Props) {
               book={book}
               marked={book.id === marked ? "added" : live.has(book.id) ? "live" : undefined}
               writable={props.writable}
-              onEdit={props.onEdit}
-              onDelete={props.onDelete}
-              onHistory={props.onHistory}
+              onOpen={props.onOpen}
             />
           ))}
         </tbody>
@@ -86,7 +86,7 @@ function SortHeading(props: {
 }
 
 function BookRow(
-  props: Pick<Props, "writable" | "onEdit" | "onDelete" | "onHistory"> & {
+  props: Pick<Props, "writable" | "onOpen"> & {
     book: Book;
     /** Why the row is marked: the book just added here, or changed by another account. */
     marked: "added" | "live" | undefined;
@@ -109,17 +109,15 @@ function BookRow(
   );
 }
 
-function Actions(
-  props: Pick<Props, "writable" | "onEdit" | "onDelete" | "onHistory"> & { book: Book },
-) {
-  const { book, onEdit, onDelete } = props;
+function Actions(props: Pick<Props, "writable" | "onOpen"> & { book: Book }) {
+  const { book, onOpen } = props;
   return (
     <td class="col-actions">
       <button
         type="button"
         class="quiet"
         aria-label={`History of “${book.title}”`}
-        onClick={() => props.onHistory(book)}
+        onClick={() => onOpen({ mode: "history", book })}
       >
         History
       </button>
@@ -129,7 +127,7 @@ function Actions(
             type="button"
             class="quiet"
             aria-label={`Edit “${book.title}”`}
-            onClick={() => onEdit(book)}
+            onClick={() => onOpen({ mode: "edit", book })}
           >
             Edit
           </button>
@@ -137,7 +135,7 @@ function Actions(
             type="button"
             class="quiet danger"
             aria-label={`Delete “${book.title}”`}
-            onClick={() => onDelete(book)}
+            onClick={() => onOpen({ mode: "delete", book })}
           >
             Delete
           </button>

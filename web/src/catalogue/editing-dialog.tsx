@@ -1,16 +1,18 @@
-// The dialog open over the catalogue, if any: add or edit a book, import a file, delete, or a
-// book's history.
+// The dialog open over the catalogue, if any: add or edit a book, import a file, delete, a
+// book's history, or the books recently deleted.
 import type { Book, BookCatalogueClient } from "book-catalogue";
 import { BookDialog, ConfirmDelete } from "../book-dialog.js";
 import { ImportDialog } from "../import/import-dialog.js";
 import { HistoryDialog } from "./history-dialog.js";
+import { RecentlyDeletedDialog } from "./recently-deleted.js";
 
 export type Editing =
   | { mode: "add" }
   | { mode: "import" }
   | { mode: "edit"; book: Book }
   | { mode: "delete"; book: Book }
-  | { mode: "history"; book: Book };
+  | { mode: "history"; book: Book }
+  | { mode: "deleted" };
 
 interface Props {
   editing: Editing;
@@ -21,6 +23,8 @@ interface Props {
   onAdded: (book: Book) => void;
   /** After Delete, besides onDone: the book deleted, for Undo. */
   onDeleted: (book: Book) => void;
+  /** A book brought back from Recently deleted. */
+  onRestored: (book: Book) => void;
   /** The client the import dialog adds books with. */
   importing: BookCatalogueClient;
   onCancel: () => void;
@@ -67,6 +71,15 @@ export function EditingDialog(props: Props) {
             props.onDeleted(editing.book);
           }}
           onCancel={onCancel}
+          onFailure={onFailure}
+        />
+      );
+    case "deleted":
+      return (
+        <RecentlyDeletedDialog
+          client={client}
+          onRestored={props.onRestored}
+          onClose={onCancel}
           onFailure={onFailure}
         />
       );

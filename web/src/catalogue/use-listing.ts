@@ -90,8 +90,13 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
     setTotal(page.total);
     return page.books;
   };
-  /** Changes the rows shown in place: another librarian's edit, say. */
-  const replace = (change: (books: Book[]) => Book[]) =>
+  /**
+   * Changes the rows shown in place (another librarian's edit, say), and the count by
+   * `counted` (-1 for a book shown that was deleted).
+   */
+  const replace = (change: (books: Book[]) => Book[], counted = 0) => {
     setBooks((shown) => (shown === undefined ? shown : change(shown)));
+    if (counted !== 0) setTotal((before) => (before === undefined ? before : before + counted));
+  };
   return { books, next, total, loading, reload, refresh, replace };
 }

@@ -56,7 +56,7 @@ export function useLive({ client, me, listing, announce, fail }: Props) {
     } else if (change.op === "delete") {
       added.forget(change.id);
       if (!shown) return;
-      listing.replace((books) => books.filter((each) => each.id !== change.id));
+      listing.replace((books) => books.filter((each) => each.id !== change.id), -1);
       announce(`${whoDid(change)} deleted ${title}.`);
       // The page asked again fills the place with the next book.
       added.look();
