@@ -38,6 +38,12 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     const password = `${name} has a long password`;
     const added = await api<Account>("POST", "/accounts", { name, role: "librarian", password });
     assert.equal(added.status, 201, added.raw);
+    return tab(name);
+  }
+
+  /** A tab of its own (a session of its own), signed in as `name`, following the log. */
+  async function tab(name: string): Promise<Page> {
+    const password = `${name} has a long password`;
     const page = await (await served.browser.newContext({ viewport: DESKTOP })).newPage();
     await page.goto(served.base);
     await signIn(page, password, name);
@@ -102,6 +108,19 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     await ben.getByText("ana changed “The Left Hand of Darkness”.").waitFor({ state: "attached" });
     await shoot(ben, "live", row(ben, id));
     await ben.emulateMedia({ reducedMotion: "no-preference" });
+  });
+
+  test("another tab of the same account is another librarian; this tab's own save is not marked", async () => {
+    const other = await tab("ana");
+    const listed = (await api<Book[]>("GET", "/books?q=Rocannon&sort=year")).body.data as Book[];
+    const { id } = listed[1] as Book;
+    const dialog = await edit(other, "Rocannon's World 1967", "Author", "Ursula K. Le Guin");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await row(ana, id).getByText("Ursula K. Le Guin").waitFor({ timeout: 1000 });
+    assert.equal(await row(ana, id).getAttribute("class"), "live");
+    await row(other, id).getByText("Ursula K. Le Guin").waitFor();
+    assert.equal(await row(other, id).getAttribute("class"), null);
+    await other.context().close();
   });
 
   test("a book added that the page shown does not hold is counted, and shown on asking", async () => {

@@ -8,6 +8,7 @@ import { type Editing, EditingDialog } from "./catalogue/editing-dialog.js";
 import { EmptyNotice } from "./catalogue/empty-notice.js";
 import { FailureNotice, useFailure } from "./catalogue/failure.js";
 import { NewBooksNotice } from "./catalogue/new-books.js";
+import { useOwnWrites } from "./catalogue/own-writes.js";
 import { Pager } from "./catalogue/pager.js";
 import { RecentlyDeletedButton } from "./catalogue/recently-deleted.js";
 import { Toolbar } from "./catalogue/toolbar.js";
@@ -27,7 +28,8 @@ interface Props {
   onSessionEnded: (why: string) => void;
 }
 
-export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
+export function Catalogue({ me, writable, onSessionEnded, ...props }: Props) {
+  const { client, own } = useOwnWrites(props.client);
   const walk = useWalk();
   const { failure, fail, clear } = useFailure(onSessionEnded);
   const listing = useListing(client, walk.query, {
@@ -38,7 +40,7 @@ export function Catalogue({ client, me, writable, onSessionEnded }: Props) {
   const { moves, pages, marked, showAdded } = useMoves(client, walk, listing, fail);
   const importing = useImportingClient(client, listing.reload);
   const [announcement, setAnnouncement] = useState("");
-  const live = useLive({ client, me, listing, announce: setAnnouncement, fail });
+  const live = useLive({ client, me, own, listing, announce: setAnnouncement, fail });
   const { books, next, loading, reload } = listing;
   const dialogs = useDialogs(setAnnouncement, reload, showAdded);
   const { editing, setEditing, deleted, setDeleted, done, restored, add, importFile } = dialogs;

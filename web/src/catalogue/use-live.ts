@@ -2,7 +2,8 @@
 // and shows what other accounts change without a reload. An edit of a book on the page changes
 // its row in place; a book deleted leaves it; a book added or restored shows if the page asked
 // again holds it, else it is counted in a notice that offers to show it. Each row so changed is
-// marked a moment. The page's own changes are already shown, and are not marked again.
+// marked a moment. This tab's own changes are already shown, and are not marked again
+// (own-writes.ts).
 import {
   type Book,
   type BookCatalogueClient,
@@ -13,6 +14,7 @@ import {
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type ChangeSource, followChanges } from "../changes/follow.js";
 import { endsSession } from "../session.js";
+import type { OwnWrites } from "./own-writes.js";
 import type { ListingState } from "./use-listing.js";
 
 /** How long a row changed by another account stays marked (its mark fades before). */
@@ -25,6 +27,8 @@ const RETRY_MS = 10_000;
 interface Props {
   client: BookCatalogueClient;
   me: SignedIn;
+  /** The writes of this tab. */
+  own: OwnWrites;
   listing: ListingState;
   /** Says a change for screen readers. */
   announce: (message: string) => void;
@@ -36,7 +40,7 @@ export const whoDid = (change: Change) => change.by?.name ?? "Someone";
 
 export type LiveState = ReturnType<typeof useLive>;
 
-export function useLive({ client, me, listing, announce, fail }: Props) {
+export function useLive({ client, me, own, listing, announce, fail }: Props) {
   const marks = useMarks();
   const latest = useRef({ listing, announce });
   latest.current = { listing, announce };
@@ -44,7 +48,7 @@ export function useLive({ client, me, listing, announce, fail }: Props) {
 
   const apply = (change: Change) => {
     const { listing, announce } = latest.current;
-    if (change.by?.name === me.name && change.by.account === me.id) return;
+    if (own.isOwn(change, me)) return;
     const shown = listing.books?.some((book) => book.id === change.id) ?? false;
     const book = change.book ?? change.before;
     const title = book ? `“${book.title}”` : "a book";
