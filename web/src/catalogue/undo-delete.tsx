@@ -1,5 +1,6 @@
 // After a delete: a notice with Undo for a few seconds (POST /book/{id}/restore). It stays while
-// the pointer is over it or the focus in it; the focus goes to Undo, as the row deleted is gone.
+// the pointer is over it or the focus in it; the focus goes to Undo, as the row deleted is gone
+// (the page's status has said what was deleted; Undo is described by the notice's words).
 import type { Book, BookCatalogueClient } from "book-catalogue";
 import { CatalogueError } from "book-catalogue";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
@@ -57,7 +58,7 @@ export function UndoNotice({ client, deleted, onRestored, onDismiss, onFailure }
   };
   const hold = (by: number) => () => setHeld((n) => Math.max(0, n + by));
   return (
-    <div class="undo-frame" aria-live="polite">
+    <div class="undo-frame">
       {deleted && (
         // biome-ignore lint/a11y/noStaticElementInteractions: hovering only holds the notice.
         <div
@@ -68,10 +69,16 @@ export function UndoNotice({ client, deleted, onRestored, onDismiss, onFailure }
           onFocusOut={hold(-1)}
           onKeyDown={(event) => event.key === "Escape" && onDismiss()}
         >
-          <p>
-            Deleted “{deleted.title}”. {refused}
+          <p id="undo-what">
+            Deleted “{deleted.title}”. <span role="status">{refused}</span>
           </p>
-          <button type="button" ref={undo} disabled={busy} onClick={() => restore(deleted)}>
+          <button
+            type="button"
+            ref={undo}
+            aria-describedby="undo-what"
+            disabled={busy}
+            onClick={() => restore(deleted)}
+          >
             {busy ? "Undoing…" : "Undo"}
           </button>
         </div>
