@@ -15,7 +15,7 @@ interface Props {
   hidden: boolean;
   /** The book just added: its row is marked a moment. */
   marked: number | undefined;
-  /** The books another account just changed: their rows are marked a moment. */
+  /** The books another librarian just changed: their rows are marked a moment. */
   live: ReadonlySet<number>;
   /** Whether each book offers Edit and Delete (History, every book). */
   writable: boolean;
@@ -88,7 +88,7 @@ function SortHeading(props: {
 function BookRow(
   props: Pick<Props, "writable" | "onOpen"> & {
     book: Book;
-    /** Why the row is marked: the book just added here, or changed by another account. */
+    /** Why the row is marked: the book just added here, or changed by another librarian. */
     marked: "added" | "live" | undefined;
   },
 ) {

@@ -1,5 +1,5 @@
 // The catalogue, live: while signed in, the page follows the change log (changes/follow.ts)
-// and shows what other accounts change without a reload. An edit of a book on the page changes
+// and shows what other librarians change without a reload. An edit of a book on the page changes
 // its row in place; a book deleted leaves it; a book added or restored shows if the page asked
 // again holds it, else it is counted in a notice that offers to show it. Each row so changed is
 // marked a moment. This tab's own changes are already shown, and are not marked again
@@ -17,7 +17,7 @@ import { endsSession } from "../session.js";
 import type { OwnWrites } from "./own-writes.js";
 import type { ListingState } from "./use-listing.js";
 
-/** How long a row changed by another account stays marked (its mark fades before). */
+/** How long a row changed by another librarian stays marked (its mark fades before). */
 const MARKED_MS = 6000;
 /** Books added meanwhile are looked for on the page at most this often. */
 const REFRESH_MS = 300;
