@@ -174,7 +174,7 @@ function useTheirSave(client: BookCatalogueClient, book: Book | undefined, versi
   const collided = async () => {
     const [current, history] = await Promise.all([
       version.reload(),
-      book && client.bookHistory(book.id).catch(() => undefined),
+      book && client.history(book.id).catch(() => undefined),
     ]);
     setSaved(history?.at(-1));
     setTheirs(current?.book);

@@ -31,7 +31,7 @@ export function HistoryDialog({ client, book, onClose, onFailure }: Props) {
   const [entries, setEntries] = useState<Change[]>();
   const [refused, setRefused] = useState<string>();
   useEffect(() => {
-    client.bookHistory(book.id).then(
+    client.history(book.id).then(
       (read) => setEntries(read.reverse()),
       (error: unknown) =>
         endsSession(error) ? onFailure(error) : setRefused(describeFailure(error)),

@@ -52,7 +52,7 @@ function ownWrites(): OwnWrites {
       updateBook: noting(client.updateBook),
       updateTaggedBook: noting(client.updateTaggedBook),
       deleteBook: noting(client.deleteBook),
-      restoreBook: noting(client.restoreBook),
+      restore: noting(client.restore),
     }),
     isOwn(change, me) {
       if (change.by?.name !== me.name || change.by.account !== me.id) return false;

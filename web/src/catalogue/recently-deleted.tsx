@@ -14,7 +14,7 @@ const LOOKED_AT = 2000;
 async function entriesFrom(client: BookCatalogueClient, since: number): Promise<Change[]> {
   const entries: Change[] = [];
   for (;;) {
-    const page = await client.changes(since);
+    const page = await client.changesPage({ since });
     entries.push(...page.changes);
     if (page.next === since) return entries;
     since = page.next;
@@ -57,7 +57,7 @@ export function RecentlyDeletedDialog({ client, onRestored, onClose, onFailure }
   }, []);
   const restore = async (id: number) => {
     try {
-      onRestored(await client.restoreBook(id));
+      onRestored(await client.restore(id));
     } catch (error) {
       if (error instanceof CatalogueError && error.status === 409) {
         setRefused("It is back already: someone brought it back meanwhile.");

@@ -48,7 +48,7 @@ export function UndoNotice({ client, deleted, onRestored, onDismiss, onFailure }
   const restore = async (book: Book) => {
     setBusy(true);
     try {
-      onRestored(await client.restoreBook(book.id));
+      onRestored(await client.restore(book.id));
       onDismiss();
     } catch (error) {
       if (endsSession(error)) onFailure(error);
