@@ -114,18 +114,24 @@ export function writerInPrimary(onCommit: () => void): Writer {
 const TELL_EVERY_MS = 20;
 
 /**
- * In the primary: tells every worker that books changed, at most once every TELL_EVERY_MS
- * (under load the writer commits hundreds of groups a second, and one message is enough).
+ * In the writer's thread: `tell` at most once every TELL_EVERY_MS, after the first call of
+ * each period. Under load the writer commits hundreds of groups a second, and one word of
+ * them is enough: each message wakes the primary and every worker.
  */
-export function tellWorkers(workers: () => Iterable<ClusterWorker | undefined>): () => void {
+export function atMostEveryTell(tell: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;
   return () => {
     timer ??= setTimeout(() => {
       timer = undefined;
-      for (const worker of workers()) if (worker?.isConnected()) worker.send(CHANGED_MESSAGE);
+      tell();
     }, TELL_EVERY_MS);
   };
 }
+
+/** In the primary: tells every worker that books changed. */
+export const tellWorkers = (workers: () => Iterable<ClusterWorker | undefined>) => () => {
+  for (const worker of workers()) if (worker?.isConnected()) worker.send(CHANGED_MESSAGE);
+};
 
 /** In a worker: `onChange` each time the primary tells that books changed. */
 export function watchPrimary(onChange: () => void): { close(): Promise<void> } {

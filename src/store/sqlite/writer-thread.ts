@@ -5,6 +5,7 @@
 // "changed" after each commit that changed books (for the workers' change streams).
 import { parentPort, workerData } from "node:worker_threads";
 import { changesBooks, commitGroup, type Write, writeStatements } from "./group-commit.js";
+import { atMostEveryTell } from "./primary-writer.js";
 import { connectExisting } from "./schema.js";
 import { serveInGroups } from "./thread-serve.js";
 import { listenForWrites } from "./writes-socket.js";
@@ -12,11 +13,12 @@ import { listenForWrites } from "./writes-socket.js";
 const { path, socket } = workerData as { path: string; socket?: string };
 const db = connectExisting(path);
 const statements = writeStatements(db);
+const changed = atMostEveryTell(() => parentPort?.postMessage("changed"));
 serveInGroups<Write>(
   db,
   (writes) => {
     const committed = commitGroup(db, statements, writes);
-    if (socket !== undefined && writes.some(changesBooks)) parentPort?.postMessage("changed");
+    if (socket !== undefined && writes.some(changesBooks)) changed();
     return committed;
   },
   socket === undefined
