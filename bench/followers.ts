@@ -13,7 +13,6 @@ const service = await startService(`sqlite:${join(WORK, "followers.db")}`, 1, {
   MAX_CONNECTIONS: String(FOLLOWERS + 100),
   MAX_CONNECTIONS_PER_CLIENT: String(FOLLOWERS + 100),
   MAX_REQUESTS_IN_FLIGHT_PER_CLIENT: String(FOLLOWERS + 100),
-  LOG_LEVEL: "warn",
 });
 const pid = service.child.pid as number;
 try {
