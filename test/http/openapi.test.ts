@@ -80,10 +80,10 @@ describe("GET /openapi.json", () => {
     assert.ok(served.has("GET /book/{id}") && served.has("POST /token"), [...served].join());
   });
 
-  test("book and account routes require the token; /token, /health and /ready need none", () => {
+  test("book, change and account routes require the token; /token, /health and /ready need none", () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const operation of Object.values(operations)) {
-        const needsToken = path.startsWith("/book") || path.startsWith("/accounts");
+        const needsToken = /^\/(book|accounts|changes)/.test(path);
         assert.deepEqual(operation.security, needsToken ? [{ token: [] }] : [], path);
       }
     }
@@ -102,18 +102,23 @@ describe("GET /openapi.json", () => {
       "GET /accounts listAccounts",
       "GET /accounts/me getSignedIn",
       "GET /book/{id} getBook",
+      "GET /book/{id}/history bookHistory",
       "GET /books listBooks",
+      "GET /changes listChanges",
       "GET /health getHealth",
       "GET /ready getReadiness",
       "HEAD /accounts listAccountsHead",
       "HEAD /accounts/me getSignedInHead",
       "HEAD /book/{id} getBookHead",
+      "HEAD /book/{id}/history bookHistoryHead",
       "HEAD /books listBooksHead",
+      "HEAD /changes listChangesHead",
       "HEAD /health getHealthHead",
       "HEAD /ready getReadinessHead",
       "PATCH /accounts/{id} updateAccount",
       "POST /accounts createAccount",
       "POST /book createBook",
+      "POST /book/{id}/restore restoreBook",
       "POST /token createToken",
       "PUT /accounts/me/password changeOwnPassword",
       "PUT /book/{id} updateBook",
