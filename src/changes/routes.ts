@@ -68,8 +68,7 @@ const wantsStream = (request: FastifyRequest) =>
   request.headers.accept?.includes("text/event-stream") === true;
 
 export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOptions) {
-  const { store, log, tokenCheck, feed } = options;
-  const { metrics } = options;
+  const { store, log, tokenCheck, feed, metrics } = options;
   const streams = changeStreams(feed, options.streamLimits, (reason) =>
     metrics?.changeStreamEnded(reason),
   );
