@@ -11,6 +11,7 @@ import { relative } from "node:path";
 import { ROOT } from "./deploy.js";
 
 export const FIRST_LINE_ONLY: readonly string[] = [
+  "test/deploy/nginx-stream.test.ts",
   "test/deploy/nginx.test.ts",
   "test/deploy/production-install.test.ts",
   "test/deploy/systemd.test.ts",
