@@ -6,7 +6,7 @@ import { answerSchema, failures, ROUTED_ANSWER_HEADERS, schemaRef } from "../htt
 import { listParametersSchema } from "./listing.js";
 import { MAX_ID } from "./schemas.js";
 
-const idParams = {
+export const idParams = {
   type: "object",
   required: ["id"],
   properties: {

@@ -1,6 +1,6 @@
 // What each change-log route declares: its parameters and answers.
 
-import { MAX_ID } from "../books/schemas.js";
+import { idParams } from "../books/route-schemas.js";
 import { TOKEN_SECURITY } from "../http/docs.js";
 import { Messages } from "../http/envelope.js";
 import { answerSchema, failures, ROUTED_ANSWER_HEADERS } from "../http/openapi.js";
@@ -71,19 +71,6 @@ export const listChangesSchema = {
     ...failures({ ...readers, 410: [Messages.changesGone] }),
   },
 };
-
-const idParams = {
-  type: "object",
-  required: ["id"],
-  properties: {
-    id: {
-      type: "integer",
-      minimum: 1,
-      maximum: MAX_ID,
-      description: "The book's id, written plainly; any other is 404 `Book not found`.",
-    },
-  },
-} as const;
 
 export const bookHistorySchema = {
   ...changes,
