@@ -24,14 +24,46 @@ const RETRY_MS = 2_000;
 const event = (change: Change) =>
   `id: ${change.seq}\nevent: ${change.op}\ndata: ${JSON.stringify(wireChange(change))}\n\n`;
 
+/** One comment every `ms` to every stream added, on one timer while any is open. */
+function heartbeating(ms: number) {
+  const streams = new Set<FastifyReply["raw"]>();
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    add(raw: FastifyReply["raw"]) {
+      streams.add(raw);
+      timer ??= setInterval(() => {
+        for (const each of streams) each.write(": heartbeat\n\n");
+      }, ms).unref();
+    },
+    remove(raw: FastifyReply["raw"]) {
+      streams.delete(raw);
+      if (streams.size > 0) return;
+      clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}
+
+/** The stream's head, sent at once: the headers every answer carries, and the retry delay. */
+function begin(request: FastifyRequest, raw: FastifyReply["raw"]) {
+  raw.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "x-request-id": request.id,
+    // nginx passes each event on at once, rather than holding it in its buffer.
+    "x-accel-buffering": "no",
+  });
+  raw.write(`retry: ${RETRY_MS}\n\n`);
+}
+
 /** What is told of streams refused or dropped (the metrics). */
 export type StreamEnded = (reason: "per client" | "in all" | "fell behind") => void;
 
 export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: StreamEnded) {
   const open = new Set<() => void>();
   const byClient = new Map<string, number>();
-  const heartbeats = new Set<FastifyReply["raw"]>();
-  let heartbeat: NodeJS.Timeout | undefined;
+  const heartbeats = heartbeating(limits.heartbeatMs);
 
   const refused = (reply: FastifyReply, client: string) => {
     if (open.size >= limits.total) {
@@ -77,11 +109,7 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
       if (ended) return;
       ended = true;
       open.delete(end);
-      heartbeats.delete(raw);
-      if (heartbeats.size === 0) {
-        clearInterval(heartbeat);
-        heartbeat = undefined;
-      }
+      heartbeats.remove(raw);
       clearTimeout(expiry);
       following?.stop();
       const left = (byClient.get(client) ?? 1) - 1;
@@ -93,15 +121,7 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
     };
     open.add(end);
     reply.hijack();
-    raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-      "x-request-id": request.id,
-      // nginx passes each event on at once, rather than holding it in its buffer.
-      "x-accel-buffering": "no",
-    });
-    raw.write(`retry: ${RETRY_MS}\n\n`);
+    begin(request, raw);
     raw.on("close", end);
     try {
       following = await feed.follow(since, follower);
@@ -109,11 +129,9 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
       end();
       return undefined;
     }
+    // Ended while it caught up (the client left, the token expired): nothing more to keep.
     if (ended) following.stop();
-    heartbeats.add(raw);
-    heartbeat ??= setInterval(() => {
-      for (const each of heartbeats) each.write(": heartbeat\n\n");
-    }, limits.heartbeatMs).unref();
+    else heartbeats.add(raw);
     return undefined;
   }
 
@@ -126,7 +144,6 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
     /** Ends every stream (shutdown). */
     close() {
       for (const end of [...open]) end();
-      clearInterval(heartbeat);
     },
   };
 }

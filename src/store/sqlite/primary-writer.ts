@@ -119,10 +119,12 @@ const TELL_EVERY_MS = 20;
  * them is enough: each message wakes the primary and every worker.
  */
 export function atMostEveryTell(tell: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
+  let waiting = false;
   return () => {
-    timer ??= setTimeout(() => {
-      timer = undefined;
+    if (waiting) return;
+    waiting = true;
+    setTimeout(() => {
+      waiting = false;
       tell();
     }, TELL_EVERY_MS);
   };
