@@ -263,6 +263,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // the last sequence trimmed: a `since` below it is 410. Both sequences never give a
     // number twice (AUTOINCREMENT, an identity), so a trimmed or restored log resumes above.
     // PostgreSQL tells its commits to the instances that LISTEN (CHANGES_LISTEN_URL).
+    // A book's entries form a chain, newest first, with no index on the log: `books.last_change`
+    // holds its newest entry (NULL for a book older than the log), each entry's `previous` the
+    // one before it (NULL for none), and `deleted_books` the delete entry of each deleted book,
+    // for its history and its restore. An index (book_id, seq) would cost every update of a
+    // random book a page written at a random place; the chain costs a column set in the update
+    // the book gets anyway (docs/performance.md).
     sqlite: `
       CREATE TABLE changes (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -272,9 +278,11 @@ export const MIGRATIONS: readonly Migration[] = [
         before TEXT,
         at INTEGER NOT NULL,
         who TEXT,
-        account_id INTEGER
+        account_id INTEGER,
+        previous INTEGER
       ) STRICT;
-      CREATE INDEX changes_book ON changes (book_id, seq);
+      ALTER TABLE books ADD COLUMN last_change INTEGER;
+      CREATE TABLE deleted_books (id INTEGER PRIMARY KEY, last_change INTEGER NOT NULL) STRICT;
       CREATE TABLE changes_kept (trimmed_through INTEGER NOT NULL) STRICT;
       INSERT INTO changes_kept VALUES (0);`,
     postgres: `
@@ -286,9 +294,11 @@ export const MIGRATIONS: readonly Migration[] = [
         before TEXT,
         at BIGINT NOT NULL,
         who TEXT,
-        account_id BIGINT
+        account_id BIGINT,
+        previous BIGINT
       );
-      CREATE INDEX changes_book ON changes (book_id, seq);
+      ALTER TABLE books ADD COLUMN last_change BIGINT;
+      CREATE TABLE deleted_books (id BIGINT PRIMARY KEY, last_change BIGINT NOT NULL);
       CREATE TABLE changes_kept (trimmed_through BIGINT NOT NULL);
       INSERT INTO changes_kept VALUES (0);
       CREATE FUNCTION changes_notify() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -176,6 +176,92 @@ for (const kind of kinds) {
       assert.equal(new Set(entries.map((e) => e.seq)).size, entries.length);
     });
 
+    test("a deleted book's history and restore hold after many other writes, a page at a time", async () => {
+      const since = await log.latest();
+      const book = await store.create({ ...DUNE, title: "Chained" });
+      const others = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.create({ ...DUNE, year: i })),
+      );
+      const writes: Promise<unknown>[] = [];
+      for (let i = 0; i < 200; i++) {
+        writes.push(store.update((others[i % others.length] as Book).id, { year: 2000 + i }));
+        if (i % 20 === 0) writes.push(store.update(book.id, { year: i }));
+      }
+      await Promise.all(writes);
+      const last = (await store.get(book.id)) as Book;
+      assert.equal(await store.remove(book.id, undefined, ANA), true);
+      // Other books change, go and come after the delete.
+      for (let round = 0; round < 5; round++) {
+        await Promise.all([
+          ...others.map((other, i) => store.update(other.id, { year: round * 100 + i })),
+          store.create({ ...DUNE, year: round }),
+          store.remove((others[round] as Book).id),
+        ]);
+      }
+      const all = await allAfter(log, since, 50);
+      const mine = all.filter((e) => e.id === book.id);
+      assert.deepEqual(
+        mine.map((e) => e.op),
+        ["create", ...Array.from({ length: 10 }, () => "update"), "delete"],
+      );
+      assert.deepEqual(await log.history(book.id, 0, 1000), mine);
+      // A page at a time, from `since` to `since`.
+      const paged: Change[] = [];
+      for (let after = 0; ; ) {
+        const page = await log.history(book.id, after, 4);
+        paged.push(...page);
+        if (page.length < 4) break;
+        after = page[page.length - 1]?.seq as number;
+      }
+      assert.deepEqual(paged, mine);
+      // A `since` that is no entry of the book's: what comes after it.
+      const fifth = mine[4]?.seq as number;
+      assert.deepEqual(await log.history(book.id, fifth - 1, 2), mine.slice(4, 6));
+      assert.deepEqual(await log.history(book.id, mine[11]?.seq as number, 10), []);
+      // Every other book's history, deleted or not, is its own entries.
+      for (const other of others) {
+        assert.deepEqual(
+          await log.history(other.id, since, 1000),
+          all.filter((e) => e.id === other.id),
+        );
+      }
+      assert.deepEqual(await store.restore(book.id, PAIR), last);
+      const history = await log.history(book.id, 0, 1000);
+      assert.deepEqual(history.slice(0, -1), mine);
+      assert.deepEqual(
+        { op: history.at(-1)?.op, book: history.at(-1)?.book, by: history.at(-1)?.by },
+        { op: "restore", book: last, by: PAIR },
+      );
+      // Restored, it is deleted and restored again, its chain unbroken.
+      assert.deepEqual(await store.update(book.id, { year: 1 }), { ...last, year: 1 });
+      assert.equal(await store.remove(book.id), true);
+      assert.deepEqual(await store.restore(book.id), { ...last, year: 1 });
+      assert.deepEqual(
+        (await log.history(book.id, mine[11]?.seq as number, 10)).map((e) => e.op),
+        ["restore", "update", "delete", "restore"],
+      );
+    });
+
+    test("a history stops at the entries trimmed; a deleted book trimmed cannot be restored", async () => {
+      const book = await store.create(DUNE);
+      await store.update(book.id, { year: 1 });
+      const kept = (await store.update(book.id, { year: 2 })) as Book;
+      await log.trim({ days: 30, entries: 1 });
+      assert.deepEqual(
+        (await log.history(book.id, 0, 10)).map((e) => [e.op, e.book]),
+        [["update", kept]],
+      );
+      assert.equal(await store.remove(book.id), true);
+      assert.deepEqual(
+        (await log.history(book.id, 0, 10)).map((e) => e.op),
+        ["update", "delete"],
+      );
+      await log.trim({ days: 30, entries: 0 });
+      assert.deepEqual(await log.history(book.id, 0, 10), []);
+      assert.equal(await store.restore(book.id), undefined);
+      assert.equal(await store.get(book.id), undefined);
+    });
+
     test("a restore of a backup starts the log again: every earlier sequence is gone", {
       skip: inMemory(kind.name),
     }, async () => {

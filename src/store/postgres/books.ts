@@ -12,8 +12,17 @@ import { lexemes } from "./search-index.js";
 /** Every statement that writes books takes their lock first (statement.ts). */
 const WRITES: Bounds = { lockBookWrites: true };
 
-/** Appends entries to the change log: followed by a SELECT of its columns' values. */
-const LOG = raw("INSERT INTO changes (op, book_id, after, before, at, who, account_id)");
+/**
+ * Appends entries to the change log: followed by a SELECT of its columns' values, `previous`
+ * (the book's entry before, its last_change) first. LOG_AT is the same with the entries' seq
+ * before it, taken in the statement (NEXT_SEQ) so that the book's last_change is set to it
+ * in the same statement (migration 13).
+ */
+const LOG = raw("INSERT INTO changes (previous, op, book_id, after, before, at, who, account_id)");
+const LOG_AT = raw(`INSERT INTO changes (seq, previous, op, book_id, after, before, at, who,
+  account_id) OVERRIDING SYSTEM VALUE`);
+/** The next seq of the log, taken in the order the statement's rows come. */
+const NEXT_SEQ = raw("nextval(pg_get_serial_sequence('changes', 'seq'))");
 /** The book `row` names as an entry keeps it (bookJson's keys, in its order). */
 const jsonOf = (row: string) =>
   raw(`json_build_object('id', ${row}.id, 'title', ${row}.title, 'author', ${row}.author,
@@ -53,18 +62,23 @@ export async function insertBooks(
 ): Promise<(Book | BookIdsExhaustedError)[]> {
   const batch = creates.map((c) => c.book);
   const ids = await db.query<{ id: number }>(
-    sql`WITH input AS (
+    sql`WITH ided AS (
       SELECT nextval(pg_get_serial_sequence('books', 'id')) AS id, n, title, author, year,
         tw, aw, tk, ak, who, account
       FROM unnest(${batch.map((b) => b.title)}::text[], ${batch.map((b) => b.author)}::text[],
         ${batch.map((b) => b.year)}::integer[], ${derivedArrays(batch)}, ${byArrays(creates)})
         WITH ORDINALITY AS t(title, author, year, tw, aw, tk, ak, who, account, n)
+    ), input AS (
+      -- Each entry's seq, in the books' order, for the book written only (a volatile
+      -- function keeps ided a query of its own, evaluated first).
+      SELECT ided.*, CASE WHEN id <= ${MAX_BOOK_ID} THEN ${NEXT_SEQ} END AS seq FROM ided
     ), added AS (
-      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS})
+      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}, last_change)
       OVERRIDING SYSTEM VALUE
-      SELECT id, title, author, year, ${DERIVED_VALUES} FROM input WHERE id <= ${MAX_BOOK_ID}
+      SELECT id, title, author, year, ${DERIVED_VALUES}, seq FROM input WHERE id <= ${MAX_BOOK_ID}
     ), logged AS (
-      ${LOG} SELECT 'create', id, ${jsonOf("input")}, NULL, ${at}::bigint, who, account
+      ${LOG_AT} SELECT seq, NULL::bigint, 'create', id, ${jsonOf("input")}, NULL, ${at}::bigint,
+        who, account
       FROM input WHERE id <= ${MAX_BOOK_ID} ORDER BY n
     )
     SELECT id FROM input ORDER BY n`,
@@ -141,13 +155,20 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
   const derived = (fold: (text: string) => string) =>
     sql`${field((c) => c.title && fold(c.title))}::text[], ${field((c) => c.author && fold(c.author))}::text[]`;
   const updated = await db.query<Book>(
-    sql`WITH u AS (
+    sql`WITH u0 AS (
       SELECT * FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
         ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],
         ${derived(lexemes)}, ${derived(sortKey)}, ${byArrays(updates)})
-        AS u(id, title, author, year, tw, aw, tk, ak, who, account)
+        AS t(id, title, author, year, tw, aw, tk, ak, who, account)
+    ), u AS (
+      -- Each entry's seq, in the order of the ids, for the books this changes only: the
+      -- book's last_change is set to it in the update of its fields.
+      SELECT u0.*, CASE WHEN (u0.title IS NOT NULL OR u0.author IS NOT NULL
+          OR u0.year IS NOT NULL) AND EXISTS (SELECT FROM books WHERE books.id = u0.id)
+        THEN ${NEXT_SEQ} END AS seq
+      FROM u0
     ), old AS (
-      SELECT id, title, author, year FROM books WHERE id IN (SELECT id FROM u)
+      SELECT id, title, author, year, last_change FROM books WHERE id IN (SELECT id FROM u)
     ), updated AS (
       UPDATE books SET
         title = coalesce(u.title, books.title),
@@ -156,13 +177,14 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
         title_words = coalesce(array_to_tsvector(string_to_array(u.tw, ' ')), books.title_words),
         author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words),
         title_key = coalesce(u.tk, books.title_key),
-        author_key = coalesce(u.ak, books.author_key)
+        author_key = coalesce(u.ak, books.author_key),
+        last_change = u.seq
       FROM u
-      WHERE books.id = u.id AND (u.title IS NOT NULL OR u.author IS NOT NULL OR u.year IS NOT NULL)
-      RETURNING books.id, books.title, books.author, books.year, u.who, u.account
+      WHERE books.id = u.id AND u.seq IS NOT NULL
+      RETURNING books.id, books.title, books.author, books.year, u.who, u.account, u.seq
     ), logged AS (
-      ${LOG} SELECT 'update', updated.id, ${jsonOf("updated")}, ${jsonOf("old")}, ${at}::bigint,
-        who, account
+      ${LOG_AT} SELECT updated.seq, old.last_change, 'update', updated.id, ${jsonOf("updated")},
+        ${jsonOf("old")}, ${at}::bigint, who, account
       FROM updated JOIN old ON old.id = updated.id ORDER BY updated.id
     )
     SELECT id, title, author, year FROM updated
@@ -196,10 +218,17 @@ export async function deleteBooks(
       FROM unnest(${ids}::bigint[], ${byArrays(deletes)}) WITH ORDINALITY AS a(id, who, account, n)
       ORDER BY id, n
     ), gone AS (
-      DELETE FROM books WHERE id = ANY(${ids}::bigint[]) RETURNING id, title, author, year
+      DELETE FROM books WHERE id = ANY(${ids}::bigint[])
+      RETURNING id, title, author, year, last_change
     ), logged AS (
-      ${LOG} SELECT 'delete', gone.id, NULL, ${jsonOf("gone")}, ${at}::bigint, who, account
+      ${LOG} SELECT gone.last_change, 'delete', gone.id, NULL, ${jsonOf("gone")}, ${at}::bigint,
+        who, account
       FROM gone JOIN asked ON asked.id = gone.id ORDER BY gone.id
+      RETURNING seq, book_id
+    ), kept AS (
+      -- What a restore brings back, and where the book's history starts.
+      INSERT INTO deleted_books (id, last_change) SELECT book_id, seq FROM logged
+      ON CONFLICT (id) DO UPDATE SET last_change = EXCLUDED.last_change
     )
     SELECT id FROM gone`,
     WRITES,
@@ -209,9 +238,9 @@ export async function deleteBooks(
 }
 
 /**
- * Brings the book `id` back with the values its last entry, a delete's, kept, and logs it:
- * in `tx`, whose first statement this is. Undefined when its last kept entry is no delete;
- * BookExistsError when the book exists.
+ * Brings the book `id` back with the values its delete entry (deleted_books) kept, and logs
+ * it: in `tx`, whose first statement this is. Undefined when the book was not deleted or its
+ * entry is trimmed; BookExistsError when the book exists.
  */
 export async function restoreBook(
   tx: Queryable,
@@ -219,26 +248,31 @@ export async function restoreBook(
   by?: ChangedBy,
   at = Date.now(),
 ): Promise<Book | undefined> {
-  const [found] = await tx.query<{ present: boolean; op: string | null; before: string | null }>(
-    sql`SELECT EXISTS (SELECT FROM books WHERE id = ${id}) AS present, last.op, last.before
-      FROM (SELECT 1) AS one LEFT JOIN (SELECT op, before FROM changes WHERE book_id = ${id}
-        ORDER BY seq DESC LIMIT 1) AS last ON true`,
+  const [found] = await tx.query<{ present: boolean; seq: number | null; before: string | null }>(
+    sql`SELECT EXISTS (SELECT FROM books WHERE id = ${id}) AS present, last.seq, last.before
+      FROM (SELECT 1) AS one LEFT JOIN (SELECT c.seq, c.before FROM deleted_books d
+        JOIN changes c ON c.seq = d.last_change WHERE d.id = ${id}) AS last ON true`,
     WRITES,
   );
   if (found?.present) throw new BookExistsError();
-  if (found?.op !== "delete" || found.before === null) return undefined;
+  if (found?.seq == null || found.before === null) return undefined;
   const { title, author, year } = JSON.parse(found.before) as Book;
   const book = { id, title, author, year };
   await tx.query(
-    sql`WITH added AS (
-      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}) OVERRIDING SYSTEM VALUE
-      SELECT ${id}::bigint, title, author, year, ${DERIVED_VALUES}
+    sql`WITH next AS (
+      SELECT ${NEXT_SEQ} AS seq
+    ), added AS (
+      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}, last_change)
+      OVERRIDING SYSTEM VALUE
+      SELECT ${id}::bigint, title, author, year, ${DERIVED_VALUES}, next.seq
       FROM unnest(${[title]}::text[], ${[author]}::text[], ${[year]}::integer[],
-        ${derivedArrays([book])}) AS t(title, author, year, tw, aw, tk, ak)
-      RETURNING id, title, author, year
+        ${derivedArrays([book])}) AS t(title, author, year, tw, aw, tk, ak), next
+      RETURNING id, title, author, year, last_change
+    ), undeleted AS (
+      DELETE FROM deleted_books WHERE id = ${id}
     )
-    ${LOG} SELECT 'restore', id, ${jsonOf("added")}, NULL, ${at}::bigint,
-      ${by?.name ?? null}::text, ${by?.account ?? null}::bigint
+    ${LOG_AT} SELECT last_change, ${found.seq}::bigint, 'restore', id, ${jsonOf("added")}, NULL,
+      ${at}::bigint, ${by?.name ?? null}::text, ${by?.account ?? null}::bigint
     FROM added`,
     WRITES,
   );

@@ -43,11 +43,21 @@ export function postgresChangeLog(db: Db, listenUrl?: string): ChangeLog {
         if (since < trimmed) throw new ChangesGoneError(trimmed + 1);
         return rows.filter((row) => row.seq !== null).map(changeOf);
       }),
+    // A book's entries by its chain (migration 13): from its newest, the book's last_change
+    // or its delete's, down `previous` to `since` or to an entry trimmed; each step a lookup
+    // by primary key, all in one statement, so one snapshot.
     history: (id, since, limit) =>
       withStoreErrors(async () =>
         (
-          await db.query<ChangeRow>(sql`SELECT ${COLUMNS} FROM changes
-            WHERE book_id = ${id} AND seq > ${since} ORDER BY seq LIMIT ${limit}`)
+          await db.query<ChangeRow>(sql`WITH RECURSIVE chain(seq) AS (
+              SELECT coalesce((SELECT last_change FROM books WHERE id = ${id}),
+                (SELECT last_change FROM deleted_books WHERE id = ${id}))
+              UNION ALL
+              SELECT c.previous FROM chain JOIN changes c ON c.seq = chain.seq
+              WHERE chain.seq > ${since}
+            )
+            SELECT ${COLUMNS} FROM changes
+            WHERE seq IN (SELECT seq FROM chain) AND seq > ${since} ORDER BY seq LIMIT ${limit}`)
         ).map(changeOf),
       ),
     latest: () =>
@@ -85,6 +95,9 @@ async function trimChanges(tx: Queryable, kept: ChangesKept): Promise<number> {
       DELETE FROM changes WHERE seq <= ${through} RETURNING 1
     ), kept AS (
       UPDATE changes_kept SET trimmed_through = ${through}
+    ), forgotten AS (
+      -- A deleted book whose delete entry is trimmed can no longer be restored (404).
+      DELETE FROM deleted_books WHERE last_change <= ${through}
     )
     SELECT count(*)::bigint AS n FROM gone`);
   return removed?.n ?? 0;
@@ -95,6 +108,6 @@ async function trimChanges(tx: Queryable, kept: ChangesKept): Promise<number> {
  * 410. Inside the restore's transaction.
  */
 export async function restartChangeLog(tx: Queryable): Promise<void> {
-  await tx.query(sql`WITH gone AS (DELETE FROM changes)
+  await tx.query(sql`WITH gone AS (DELETE FROM changes), forgotten AS (DELETE FROM deleted_books)
     UPDATE changes_kept SET trimmed_through = ${LATEST}`);
 }

@@ -37,9 +37,20 @@ function updateOf(changes: BookChanges): { fields: string; values: SQLInputValue
  * several times its cost.
  */
 function creating(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging) {
+  // The book's last_change is its entry's seq, which is known only after the book's id is (the
+  // entry holds it). An UPDATE of the new row to set it would be counted as a change of a book
+  // (migration 10's trigger, read by the kept-reads cache) and write the row twice; instead
+  // the single writer takes the seq AUTOINCREMENT would give next (the largest ever given, in
+  // sqlite_sequence, or the largest kept, plus one) and inserts the entry with it. No other
+  // connection writes between the two in the writer's transaction.
+  const nextSeqStmt = db.prepare(
+    `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0),
+      coalesce((SELECT max(seq) FROM changes), 0)) + 1 AS seq`,
+  );
   const insertStmt = writeStatement(
     db,
-    "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?)",
+    `INSERT INTO books (title, author, year, title_key, author_key, last_change)
+     VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const undoInsertStmt = writeStatement(db, "DELETE FROM books WHERE id = last_insert_rowid()");
   const unsequenceStmt = writeStatement(
@@ -48,8 +59,9 @@ function creating(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging
   );
   return (book: NewBook, by?: ChangedBy): Book | BookIdsExhaustedError => {
     const { title, author, year } = book;
+    const seq = nextSeqStmt.get()?.seq as number;
     const id = Number(
-      insertStmt.run(title, author, year, sortKey(title), sortKey(author)).lastInsertRowid,
+      insertStmt.run(title, author, year, sortKey(title), sortKey(author), seq).lastInsertRowid,
     );
     if (id > MAX_BOOK_ID) {
       // By last_insert_rowid(): past 2^53 the number read back may be another id.
@@ -59,23 +71,36 @@ function creating(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging
     }
     indexStmt.run(id, indexedWords(book));
     const created = { id, ...book };
-    log("create", created, undefined, by);
+    log("create", created, undefined, by, null, seq);
     return created;
   };
 }
 
-/** Appends a change's entry, in the transaction of the change. */
-type ChangeLogging = (op: ChangeOp, after: Book | undefined, before?: Book, by?: ChangedBy) => void;
+/**
+ * Appends a change's entry, in the transaction of the change, after the book's entry
+ * `previous` (null for none); with the sequence `seq` when given, the next otherwise.
+ * Returns the entry's sequence, the book's new last_change.
+ */
+type ChangeLogging = (
+  op: ChangeOp,
+  after: Book | undefined,
+  before: Book | undefined,
+  by: ChangedBy | undefined,
+  previous: number | null,
+  seq?: number,
+) => number;
 
 function changeLogging(db: DatabaseSync): ChangeLogging {
   const insertStmt = writeStatement(
     db,
-    `INSERT INTO changes (op, book_id, after, before, at, who, account_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO changes (seq, previous, op, book_id, after, before, at, who, account_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  return (op, after, before, by) => {
+  return (op, after, before, by, previous, seq) => {
     const book = (after ?? before) as Book;
-    insertStmt.run(
+    const { lastInsertRowid } = insertStmt.run(
+      seq ?? null,
+      previous,
       op,
       book.id,
       after === undefined ? null : bookJson(after),
@@ -84,29 +109,35 @@ function changeLogging(db: DatabaseSync): ChangeLogging {
       by?.name ?? null,
       by?.account ?? null,
     );
+    return Number(lastInsertRowid);
   };
 }
 
 /**
- * The restore of bookStatements: the book back with its id and the values its last entry, a
- * delete's, kept; undefined when its last entry is no delete (or none is kept).
+ * The restore of bookStatements: the book back with its id and the values its delete entry
+ * (deleted_books) kept; undefined when the book was not deleted, or its entry is trimmed.
  */
 function restoring(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging) {
   const lastStmt = db.prepare(
-    "SELECT op, before FROM changes WHERE book_id = ? ORDER BY seq DESC LIMIT 1",
+    `SELECT c.seq, c.before FROM deleted_books d JOIN changes c ON c.seq = d.last_change
+     WHERE d.id = ?`,
   );
   const insertStmt = writeStatement(
     db,
-    "INSERT INTO books (id, title, author, year, title_key, author_key) VALUES (?, ?, ?, ?, ?, ?)",
+    `INSERT INTO books (id, title, author, year, title_key, author_key, last_change)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
+  const undeleteStmt = writeStatement(db, "DELETE FROM deleted_books WHERE id = ?");
   return (id: number, by?: ChangedBy): Book | undefined => {
-    const last = lastStmt.get(id) as { op: string; before: string | null } | undefined;
-    if (last?.op !== "delete" || last.before === null) return undefined;
+    const last = lastStmt.get(id) as { seq: number; before: string | null } | undefined;
+    if (last === undefined || last.before === null) return undefined;
     const { title, author, year } = JSON.parse(last.before) as Book;
     const book = { id, title, author, year };
-    insertStmt.run(id, title, author, year, sortKey(title), sortKey(author));
+    // The entry first: its seq is the book's last_change, written with the row.
+    const seq = log("restore", book, undefined, by, last.seq);
+    insertStmt.run(id, title, author, year, sortKey(title), sortKey(author), seq);
     indexStmt.run(id, indexedWords(book));
-    log("restore", book, undefined, by);
+    undeleteStmt.run(id);
     return book;
   };
 }
@@ -114,6 +145,13 @@ function restoring(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLoggin
 /** The statements of single books; the writes run inside a group's transaction. */
 export function bookStatements(db: DatabaseSync) {
   const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
+  const currentStmt = db.prepare(
+    "SELECT id, title, author, year, last_change FROM books WHERE id = ?",
+  );
+  const deletedStmt = writeStatement(
+    db,
+    "INSERT OR REPLACE INTO deleted_books (id, last_change) VALUES (?, ?)",
+  );
   const updateStatements = new Map<string, StatementSync>();
   const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
@@ -132,10 +170,15 @@ export function bookStatements(db: DatabaseSync) {
    * The book a write changes, read in its transaction; undefined when there is none, the
    * error when its version is not one `expected`.
    */
-  const current = (id: number, expected: ExpectedVersions | undefined) => {
-    const book = get(id);
-    if (book === undefined || expected === undefined || versionMatches(book, expected)) return book;
-    return new BookChangedError();
+  const current = (
+    id: number,
+    expected: ExpectedVersions | undefined,
+  ): { book: Book; lastChange: number | null } | undefined | BookChangedError => {
+    const row = currentStmt.get(id);
+    if (row === undefined) return undefined;
+    const book = { id: row.id, title: row.title, author: row.author, year: row.year } as Book;
+    if (expected !== undefined && !versionMatches(book, expected)) return new BookChangedError();
+    return { book, lastChange: row.last_change as number | null };
   };
   return {
     get,
@@ -150,16 +193,16 @@ export function bookStatements(db: DatabaseSync) {
       expected?: ExpectedVersions,
       by?: ChangedBy,
     ): Book | undefined | BookChangedError {
-      const before = current(id, expected);
-      if (before === undefined || before instanceof BookChangedError) return before;
+      const found = current(id, expected);
+      if (found === undefined || found instanceof BookChangedError) return found;
+      const before = found.book;
       const { fields, values } = updateOf(changes);
       if (fields.length === 0) return before;
       let statement = updateStatements.get(fields);
       if (statement === undefined) {
-        statement = writeStatement(db, `UPDATE books SET ${fields} WHERE id = ?`);
+        statement = writeStatement(db, `UPDATE books SET ${fields}, last_change = ? WHERE id = ?`);
         updateStatements.set(fields, statement);
       }
-      statement.run(...values, id);
       // What the row now holds, without reading it again.
       const book = {
         id,
@@ -167,19 +210,22 @@ export function bookStatements(db: DatabaseSync) {
         author: changes.author ?? before.author,
         year: changes.year ?? before.year,
       };
+      // The entry first, so that its seq is set in the update of the fields: one update of
+      // the row, counted once (migration 10), no second write of it.
+      const seq = log("update", book, before, by, found.lastChange);
+      statement.run(...values, seq, id);
       if (changes.title !== undefined || changes.author !== undefined) {
         unindexStmt.run(id);
         indexStmt.run(id, indexedWords(book));
       }
-      log("update", book, before, by);
       return book;
     },
     remove(id: number, expected?: ExpectedVersions, by?: ChangedBy): boolean | BookChangedError {
-      const before = current(id, expected);
-      if (before === undefined || before instanceof BookChangedError) return before ?? false;
+      const found = current(id, expected);
+      if (found === undefined || found instanceof BookChangedError) return found ?? false;
       removeStmt.run(id);
       unindexStmt.run(id);
-      log("delete", undefined, before, by);
+      deletedStmt.run(id, log("delete", undefined, found.book, by, found.lastChange));
       return true;
     },
     /** BookExistsError is answered, not thrown, as a refused update's error is. */

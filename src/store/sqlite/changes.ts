@@ -29,8 +29,18 @@ export function sqliteChangeLog(
   const afterStmt = db.prepare(
     `SELECT ${CHANGE_COLUMNS} FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`,
   );
+  // A book's entries by its chain (migration 13): from its newest, the book's last_change or
+  // its delete's, down `previous` to `since` or to an entry trimmed; each step a lookup by
+  // primary key, all in one statement, so one snapshot.
   const historyStmt = db.prepare(
-    `SELECT ${CHANGE_COLUMNS} FROM changes WHERE book_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    `WITH RECURSIVE chain(seq) AS (
+      SELECT coalesce((SELECT last_change FROM books WHERE id = ?1),
+        (SELECT last_change FROM deleted_books WHERE id = ?1))
+      UNION ALL
+      SELECT c.previous FROM chain JOIN changes c ON c.seq = chain.seq WHERE chain.seq > ?2
+    )
+    SELECT ${CHANGE_COLUMNS} FROM changes
+    WHERE seq IN (SELECT seq FROM chain) AND seq > ?2 ORDER BY seq LIMIT ?3`,
   );
   const trimmedStmt = db.prepare("SELECT trimmed_through AS n FROM changes_kept");
   const latestStmt = db.prepare(LATEST);
@@ -59,6 +69,8 @@ export function changeTrimming(db: DatabaseSync) {
   const youngStmt = db.prepare("SELECT seq FROM changes WHERE at >= ? ORDER BY seq LIMIT 1");
   const removeStmt = writeStatement(db, "DELETE FROM changes WHERE seq <= ?");
   const trimmedStmt = writeStatement(db, "UPDATE changes_kept SET trimmed_through = ?");
+  // A deleted book whose delete entry is trimmed can no longer be restored (404).
+  const forgetStmt = writeStatement(db, "DELETE FROM deleted_books WHERE last_change <= ?");
   return (kept: ChangesKept): number => {
     const newest = latestStmt.get()?.latest as number;
     const young = youngStmt.get(keptCutoff(kept))?.seq as number | undefined;
@@ -67,6 +79,7 @@ export function changeTrimming(db: DatabaseSync) {
     if (through < first) return 0;
     const removed = Number(removeStmt.run(through).changes);
     trimmedStmt.run(through);
+    forgetStmt.run(through);
     return removed;
   };
 }
@@ -76,5 +89,6 @@ export function changeTrimming(db: DatabaseSync) {
  * Inside the restore's transaction.
  */
 export function restartChangeLog(db: DatabaseSync): void {
-  db.exec(`UPDATE changes_kept SET trimmed_through = (${LATEST}); DELETE FROM changes`);
+  db.exec(`UPDATE changes_kept SET trimmed_through = (${LATEST}); DELETE FROM changes;
+    DELETE FROM deleted_books`);
 }
