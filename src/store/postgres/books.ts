@@ -21,8 +21,11 @@ const WRITES: Bounds = { lockBookWrites: true };
 const LOG = raw("INSERT INTO changes (previous, op, book_id, after, before, at, who, account_id)");
 const LOG_AT = raw(`INSERT INTO changes (seq, previous, op, book_id, after, before, at, who,
   account_id) OVERRIDING SYSTEM VALUE`);
-/** The next seq of the log, taken in the order the statement's rows come. */
-const NEXT_SEQ = raw("nextval(pg_get_serial_sequence('changes', 'seq'))");
+/**
+ * The next seq of the log, taken in the order the statement's rows come. The sequence's name
+ * is looked up once a statement (an InitPlan), not once a row (a catalogue scan each).
+ */
+const NEXT_SEQ = raw("nextval((SELECT pg_get_serial_sequence('changes', 'seq'))::regclass)");
 /** The book `row` names as an entry keeps it (bookJson's keys, in its order). */
 const jsonOf = (row: string) =>
   raw(`json_build_object('id', ${row}.id, 'title', ${row}.title, 'author', ${row}.author,
@@ -155,20 +158,25 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
   const derived = (fold: (text: string) => string) =>
     sql`${field((c) => c.title && fold(c.title))}::text[], ${field((c) => c.author && fold(c.author))}::text[]`;
   const updated = await db.query<Book>(
-    sql`WITH u0 AS (
-      SELECT * FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
+    sql`WITH u AS (
+      -- Each book as the statement's snapshot has it (the lateral join reads them in the
+      -- order of the ids), and the seq of its entry for the books this changes only: the
+      -- book's last_change is set to it in the update of its fields.
+      SELECT t.*, b.found, b.old_title, b.old_author, b.old_year, b.last_change,
+        CASE WHEN b.found AND (t.title IS NOT NULL OR t.author IS NOT NULL OR t.year IS NOT NULL)
+          THEN ${NEXT_SEQ} END AS seq
+      FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
         ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],
         ${derived(lexemes)}, ${derived(sortKey)}, ${byArrays(updates)})
         AS t(id, title, author, year, tw, aw, tk, ak, who, account)
-    ), u AS (
-      -- Each entry's seq, in the order of the ids, for the books this changes only: the
-      -- book's last_change is set to it in the update of its fields.
-      SELECT u0.*, CASE WHEN (u0.title IS NOT NULL OR u0.author IS NOT NULL
-          OR u0.year IS NOT NULL) AND EXISTS (SELECT FROM books WHERE books.id = u0.id)
-        THEN ${NEXT_SEQ} END AS seq
-      FROM u0
+      LEFT JOIN LATERAL (
+        SELECT true AS found, title AS old_title, author AS old_author, year AS old_year,
+          last_change
+        FROM books WHERE books.id = t.id
+      ) AS b ON true
     ), old AS (
-      SELECT id, title, author, year, last_change FROM books WHERE id IN (SELECT id FROM u)
+      SELECT id, old_title AS title, old_author AS author, old_year AS year, last_change, seq
+      FROM u WHERE found
     ), updated AS (
       UPDATE books SET
         title = coalesce(u.title, books.title),
@@ -189,8 +197,7 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
     )
     SELECT id, title, author, year FROM updated
     UNION ALL
-    SELECT old.id, old.title, old.author, old.year FROM old JOIN u ON u.id = old.id
-    WHERE u.title IS NULL AND u.author IS NULL AND u.year IS NULL`,
+    SELECT id, title, author, year FROM old WHERE seq IS NULL`,
     WRITES,
   );
   return new Map(updated.map((book) => [book.id, book]));
