@@ -97,6 +97,8 @@ export async function startProcess(
       };
     }
     if (child.exitCode !== null || Date.now() > deadline) {
+      // One that runs without saying where it listens is not left behind.
+      child.kill("SIGKILL");
       throw new Error(`process did not start:\n${readFileSync(logPath, "utf8")}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
