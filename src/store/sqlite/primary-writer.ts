@@ -130,9 +130,15 @@ export function atMostEveryTell(tell: () => void): () => void {
   };
 }
 
-/** In the primary: tells every worker that books changed. */
+/**
+ * In the primary: tells every worker that books changed. A worker whose channel closes meanwhile
+ * (it is stopping) is passed over: with a callback, send answers that error to it rather than
+ * raising it on the primary, which would then exit 1.
+ */
 export const tellWorkers = (workers: () => Iterable<ClusterWorker | undefined>) => () => {
-  for (const worker of workers()) if (worker?.isConnected()) worker.send(CHANGED_MESSAGE);
+  for (const worker of workers()) {
+    if (worker?.isConnected()) worker.send(CHANGED_MESSAGE, () => {});
+  }
 };
 
 /** In a worker: `onChange` each time the primary tells that books changed. */
