@@ -100,18 +100,23 @@ export function changeOf(row: ChangeRow): Change {
 export const bookJson = (book: Book) =>
   JSON.stringify({ id: book.id, title: book.title, author: book.author, year: book.year });
 
+/** Entries removed by one trim at most, so that no trim holds the store's writer long. */
+const TRIM_SLICE = 10_000;
+
 /**
- * The last sequence to remove so that what is kept holds: entries of `at` before the cutoff,
- * and those beyond the newest `entries`. `oldestYoung` is the first entry young enough to
- * keep (undefined when none is), `newest` the newest sequence.
+ * The last sequence a trim removes so that what is kept holds: entries of `at` before the
+ * cutoff, and those beyond the newest `entries`; TRIM_SLICE of them at most from `first`, the
+ * oldest kept (newest + 1 when none is). `oldestYoung` is the first entry young enough to keep
+ * (undefined when none is). Below `first`: nothing to remove.
  */
 export function trimThrough(
   kept: ChangesKept,
   newest: number,
   oldestYoung: number | undefined,
+  first: number,
 ): number {
   const byAge = oldestYoung === undefined ? newest : oldestYoung - 1;
-  return Math.max(byAge, newest - kept.entries);
+  return Math.min(Math.max(byAge, newest - kept.entries), first - 1 + TRIM_SLICE);
 }
 
 export const keptCutoff = (kept: ChangesKept, now = Date.now()) => now - kept.days * 86_400_000;

@@ -16,9 +16,6 @@ import { withStoreErrors } from "./errors.js";
 import { listenForChanges } from "./listen.js";
 import type { Db, Queryable } from "./pool.js";
 
-/** Entries removed by one trim at most, so that no trim holds its locks long. */
-const TRIM_SLICE = 10_000;
-
 const COLUMNS = raw(CHANGE_COLUMNS);
 const LATEST = raw(
   "greatest(coalesce((SELECT max(seq) FROM changes), 0), changes_kept.trimmed_through)",
@@ -72,7 +69,7 @@ export function postgresChangeLog(db: Db, listenUrl?: string): ChangeLog {
 }
 
 /**
- * Removes what `kept` no longer keeps, TRIM_SLICE entries at most, as SQLite's trim does.
+ * Removes what `kept` no longer keeps, a slice at most (trimThrough), as SQLite's trim does.
  * Trims of several instances take turns on changes_kept's row.
  */
 async function trimChanges(tx: Queryable, kept: ChangesKept): Promise<number> {
@@ -86,10 +83,7 @@ async function trimChanges(tx: Queryable, kept: ChangesKept): Promise<number> {
   );
   if (row === undefined) return 0;
   const first = row.first ?? row.newest + 1;
-  const through = Math.min(
-    trimThrough(kept, row.newest, row.young ?? undefined),
-    first - 1 + TRIM_SLICE,
-  );
+  const through = trimThrough(kept, row.newest, row.young ?? undefined, first);
   if (through < first) return 0;
   const [removed] = await tx.query<{ n: number }>(sql`WITH gone AS (
       DELETE FROM changes WHERE seq <= ${through} RETURNING 1

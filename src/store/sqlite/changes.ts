@@ -15,9 +15,6 @@ import {
 import { withStoreErrors } from "./errors.js";
 import { writeStatement } from "./schema.js";
 
-/** Entries removed by one trim at most, so that no trim holds the writer long. */
-const TRIM_SLICE = 10_000;
-
 const LATEST = `SELECT max(coalesce((SELECT max(seq) FROM changes), 0), trimmed_through) AS latest
   FROM changes_kept`;
 
@@ -75,7 +72,7 @@ export function changeTrimming(db: DatabaseSync) {
     const newest = latestStmt.get()?.latest as number;
     const young = youngStmt.get(keptCutoff(kept))?.seq as number | undefined;
     const first = (firstStmt.get()?.seq as number | undefined) ?? newest + 1;
-    const through = Math.min(trimThrough(kept, newest, young), first - 1 + TRIM_SLICE);
+    const through = trimThrough(kept, newest, young, first);
     if (through < first) return 0;
     const removed = Number(removeStmt.run(through).changes);
     trimmedStmt.run(through);
