@@ -38,7 +38,11 @@ const librarians = allow("librarian");
  * An id written plainly becomes a number for the schema; any other is 404 `Book not found`, as
  * the contract says, before validation could call it a bad request.
  */
-function readBookId(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+export function readBookId(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+) {
   const params = request.params as Record<string, unknown>;
   if (typeof params.id === "string") {
     const id = parseBookId(params.id);

@@ -5,7 +5,7 @@ import { requireToken, type TokenCheck } from "../auth/require-token.js";
 import { allow, changedBy } from "../auth/signed-in.js";
 import { entityTag } from "../books/conditions.js";
 import { readIntegerParameters } from "../books/listing.js";
-import { parseBookId } from "../books/schemas.js";
+import { readBookId } from "../books/routes.js";
 import { Messages, respond } from "../http/envelope.js";
 import type { Metrics } from "../http/metrics.js";
 import { setReason } from "../http/reasons.js";
@@ -35,15 +35,6 @@ type Page = { Querystring: { since?: number; limit?: number } };
 type ChangesPage = { Querystring: { since?: number | "now"; limit?: number } };
 type WithId = { Params: { id: number } };
 const invalidInput = { invalidBodyMessage: Messages.invalidInput };
-
-/** An id written plainly becomes a number; any other is 404 `Book not found`. */
-function readBookId(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-  const params = request.params as Record<string, unknown>;
-  const id = typeof params.id === "string" ? parseBookId(params.id) : undefined;
-  if (id === undefined) return void respond(reply, 404, Messages.bookNotFound);
-  params.id = id;
-  done();
-}
 
 const readQuery = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
   readIntegerParameters(request.query as Record<string, unknown>);
