@@ -33,17 +33,33 @@ interface Entry {
   book: Book | null;
 }
 
-/** Every entry of the log from the start, a page at a time. */
-async function wholeLog(service: Service, token: string): Promise<Entry[]> {
-  const entries: Entry[] = [];
-  for (let since = 0; ; ) {
+/**
+ * A page of the log, as a careful client reads it: a 503 (the store slow for a moment, on a
+ * busy machine just after a restart) asked again after its Retry-After, three times at most.
+ * Any other answer fails the test, with what the service logged.
+ */
+async function logPage(service: Service, token: string, since: number) {
+  for (let attempt = 1; ; attempt++) {
     const page = await request<Entry[]>(
       service,
       "GET",
       `/changes?since=${since}&limit=1000`,
       token,
     );
-    assert.equal(page.status, 200);
+    if (page.status === 503 && attempt < 3) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
+    assert.equal(page.status, 200, `GET /changes answered ${page.status}:\n${service.output()}`);
+    return page;
+  }
+}
+
+/** Every entry of the log from the start, a page at a time. */
+async function wholeLog(service: Service, token: string): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  for (let since = 0; ; ) {
+    const page = await logPage(service, token, since);
     const data = page.body.data as Entry[];
     entries.push(...data);
     if (data.length < 1000) return entries;
