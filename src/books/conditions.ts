@@ -1,10 +1,23 @@
 // Conditional requests on one book (RFC 9110 §13): the ETag a book is sent with, and what
 // If-Match and If-None-Match ask of it.
+import type { FastifyReply } from "fastify";
 import type { Book } from "../rules/book.js";
 import { bookVersion, type ExpectedVersions } from "../store/book-version.js";
+import type { StoredBook } from "../store/store.js";
 
 /** The book's ETag header value: its version, quoted, a strong validator. */
 export const entityTag = (book: Book) => `"${bookVersion(book)}"`;
+
+/**
+ * A single-book answer's validators: its ETag, and Last-Modified when the store knows when the
+ * book last changed (not for one unchanged since before the change log).
+ */
+export function versionHeaders(reply: FastifyReply, book: StoredBook): void {
+  reply.header("etag", entityTag(book));
+  if (typeof book.changedAt === "number") {
+    reply.header("last-modified", new Date(book.changedAt).toUTCString());
+  }
+}
 
 interface ListedTag {
   weak: boolean;

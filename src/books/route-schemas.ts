@@ -51,12 +51,17 @@ const listingHeaders: typeof ROUTED_ANSWER_HEADERS = {
 };
 
 // Conditional requests: the ETag of an answer with one book, and the headers that use it.
-const bookHeaders: typeof ROUTED_ANSWER_HEADERS = {
+export const bookHeaders: typeof ROUTED_ANSWER_HEADERS = {
   ...ROUTED_ANSWER_HEADERS,
   etag: {
     type: "string",
     description:
       "The book's version, a strong validator that changes whenever the stored book changes. Send it back in `If-Match` to change or delete the book only as it was read, or in `If-None-Match` to read it only once it has changed.",
+  },
+  "last-modified": {
+    type: "string",
+    description:
+      "When the book was last created, changed or restored, to the second (an HTTP date). Absent for a book unchanged since before the change log, or since a backup was restored. `ETag` is the validator to send back.",
   },
 };
 const ifMatchHeader = {

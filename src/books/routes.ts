@@ -13,7 +13,7 @@ import { Messages, respond } from "../http/envelope.js";
 import { refuseInvalid } from "../http/errors.js";
 import type { BookChanges, NewBook } from "../rules/book.js";
 import type { BookStore } from "../store/store.js";
-import { entityTag, ifMatchVersions, notModified } from "./conditions.js";
+import { ifMatchVersions, notModified, versionHeaders } from "./conditions.js";
 import { listBooks } from "./list-books.js";
 import { type ListParameters, readIntegerParameters } from "./listing.js";
 import {
@@ -63,7 +63,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
     { schema: createBookSchema, config: invalidInput, onRequest: librarians },
     async (request, reply) => {
       const book = await store.create(pickNewBook(request.body), changedBy(request));
-      reply.header("etag", entityTag(book));
+      versionHeaders(reply, book);
       return respond(reply, 201, Messages.bookCreated, book);
     },
   );
@@ -87,7 +87,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
     async (request, reply) => {
       const book = await store.get(request.params.id);
       if (book === undefined) return respond(reply, 404, Messages.bookNotFound);
-      reply.header("etag", entityTag(book));
+      versionHeaders(reply, book);
       // HTTP forbids a body with 304.
       if (notModified(request.headers["if-none-match"], book)) return reply.code(304).send();
       return respond(reply, 200, Messages.bookRetrieved, book);
@@ -122,7 +122,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
         changedBy(request),
       );
       if (updated === undefined) return respond(reply, 404, Messages.bookNotFound);
-      reply.header("etag", entityTag(updated));
+      versionHeaders(reply, updated);
       return respond(reply, 200, Messages.bookUpdated, updated);
     },
   );

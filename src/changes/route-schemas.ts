@@ -1,6 +1,6 @@
 // What each change-log route declares: its parameters and answers.
 
-import { idParams } from "../books/route-schemas.js";
+import { bookHeaders, idParams } from "../books/route-schemas.js";
 import { TOKEN_SECURITY } from "../http/docs.js";
 import { Messages } from "../http/envelope.js";
 import { answerSchema, failures, ROUTED_ANSWER_HEADERS } from "../http/openapi.js";
@@ -94,7 +94,7 @@ export const restoreBookSchema = {
     "Undoes a delete: the book comes back with its id and the values it had. 409 `Book exists` when it is not deleted; 404 `Book not found` for an id no kept entry names. For librarians and administrators.",
   params: idParams,
   response: {
-    201: answerSchema("BookEnvelope", [Messages.bookRestored]),
+    201: answerSchema("BookEnvelope", [Messages.bookRestored], bookHeaders),
     ...failures({
       ...common,
       400: [Messages.badRequest],

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { requireToken, type TokenCheck } from "../auth/require-token.js";
 import { allow, changedBy } from "../auth/signed-in.js";
-import { entityTag } from "../books/conditions.js";
+import { versionHeaders } from "../books/conditions.js";
 import { readIntegerParameters } from "../books/listing.js";
 import { readBookId } from "../books/routes.js";
 import { Messages, respond } from "../http/envelope.js";
@@ -132,7 +132,7 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
       try {
         const book = await store.restore(request.params.id, changedBy(request));
         if (book === undefined) return respond(reply, 404, Messages.bookNotFound);
-        reply.header("etag", entityTag(book));
+        versionHeaders(reply, book);
         return respond(reply, 201, Messages.bookRestored, book);
       } catch (error) {
         if (error instanceof BookExistsError) return respond(reply, 409, Messages.bookExists);

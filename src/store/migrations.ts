@@ -309,6 +309,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER changes_notify AFTER INSERT ON changes
         FOR EACH STATEMENT EXECUTE FUNCTION changes_notify();`,
   },
+  {
+    version: 14,
+    // When each book was last changed (created, updated or restored), in ms since the epoch,
+    // as its entry's `at`: single-book answers carry it as Last-Modified. Kept with the book,
+    // so it outlives the entry's trim. A book whose newest entry is still kept takes its time
+    // now; one unchanged since before the log has none (NULL), and no Last-Modified.
+    sqlite: `
+      ALTER TABLE books ADD COLUMN changed_at INTEGER;
+      UPDATE books SET changed_at = (SELECT at FROM changes WHERE seq = books.last_change)
+        WHERE last_change IS NOT NULL;`,
+    postgres: `
+      ALTER TABLE books ADD COLUMN changed_at BIGINT;
+      UPDATE books SET changed_at = changes.at FROM changes WHERE changes.seq = books.last_change;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

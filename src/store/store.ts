@@ -85,9 +85,18 @@ export function searchTimeLeft(
   return left;
 }
 
+/**
+ * A book as a single-book read or write gives it: with when it was last changed (created,
+ * updated or restored), ms since the epoch, which the routes send as Last-Modified and never in
+ * the body; null for a book unchanged since before the change log (migration 14).
+ */
+export interface StoredBook extends Book {
+  changedAt?: number | null;
+}
+
 /** What the routes need from storage. Absence is `undefined`/`false`, never an exception. */
 export interface BookStore {
-  get(id: number): Promise<Book | undefined>;
+  get(id: number): Promise<StoredBook | undefined>;
   /**
    * The books the query selects, in its order. The database encodes them: several times
    * cheaper than building objects to stringify (docs/performance.md).
@@ -100,7 +109,7 @@ export interface BookStore {
    * same transaction, naming `by`. Rejects with BookIdsExhaustedError once the store has given
    * MAX_BOOK_ID.
    */
-  create(book: NewBook, by?: ChangedBy): Promise<Book>;
+  create(book: NewBook, by?: ChangedBy): Promise<StoredBook>;
   /**
    * Applies the present fields on top of the stored record; `undefined` when there is none.
    * With `expected`, only while the book's version is one of them (checked in the write's own
@@ -112,14 +121,14 @@ export interface BookStore {
     changes: BookChanges,
     expected?: ExpectedVersions,
     by?: ChangedBy,
-  ): Promise<Book | undefined>;
+  ): Promise<StoredBook | undefined>;
   /** True when a book was deleted. `expected` as for update. */
   remove(id: number, expected?: ExpectedVersions, by?: ChangedBy): Promise<boolean>;
   /**
    * Brings a deleted book back, with its id and the values its delete's entry kept;
    * `undefined` when no entry of the book is kept, BookExistsError when it is not deleted.
    */
-  restore(id: number, by?: ChangedBy): Promise<Book | undefined>;
+  restore(id: number, by?: ChangedBy): Promise<StoredBook | undefined>;
   /** Resolves when the store answers; rejects with StoreUnavailableError when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
+import { asSent } from "../store/store-helpers.js";
 import { describe } from "../support/describe.js";
 import { login, request, type Service, startService } from "../support/service.js";
 import {
@@ -247,14 +248,18 @@ for (const kind of ["sqlite", "postgres"] as const) {
           ),
         );
         assert.deepEqual(await target.books(), before);
-        const kept = await Promise.all(before.map((book) => running.get(book.id)));
+        const kept = await Promise.all(
+          before.map(async (book) => asSent(await running.get(book.id))),
+        );
         assert.deepEqual(kept, before);
         const replaced = await cli(["restore", file, "--db", target.dbUrl, "--replace"]);
         assert.equal(replaced.code, 0, replaced.stderr);
         assert.match(replaced.stdout, new RegExp(`\\(next id ${await target.nextId()}\\)\n$`));
         const restored = readBackup(file).books;
         assert.deepEqual(await target.books(), restored);
-        const read = await Promise.all(before.map((book) => running.get(book.id)));
+        const read = await Promise.all(
+          before.map(async (book) => asSent(await running.get(book.id))),
+        );
         const byId = new Map(restored.map((book) => [book.id, book]));
         assert.notDeepEqual(byId.get(first.id), before[0]);
         assert.deepEqual(

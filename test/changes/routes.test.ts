@@ -221,5 +221,33 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       assert.deepEqual(entry?.by, { name: "librarian-ana", account: ids.librarian });
       assert.equal(entry?.op, "restore");
     });
+
+    test("Last-Modified: each create, update and restore's time, the same on a read", async () => {
+      const created = await send<Book>("POST", "/book", { body: DUNE });
+      const id = created.body.data?.id as number;
+      await send("PUT", `/book/${id}`, { body: { year: 1966 } });
+      const updated = await send("PUT", `/book/${id}`, { body: { title: "Dune Messiah" } });
+      const unchanged = await send("PUT", `/book/${id}`, { body: {} });
+      const read = await send("GET", `/book/${id}`);
+      const notModified = await app.inject({
+        url: `/book/${id}`,
+        headers: { authorization: admin, "if-none-match": String(read.headers.etag) },
+      });
+      await send("DELETE", `/book/${id}`);
+      const restored = await send("POST", `/book/${id}/restore`);
+      const history = (await send<WireChange[]>("GET", `/book/${id}/history`)).body.data ?? [];
+      // Each entry's time, to the second, as an HTTP date.
+      const [create, , update, , restore] = history.map((e) => new Date(e.at).toUTCString());
+      assert.equal(history.length, 5);
+      assert.equal(created.headers["last-modified"], create);
+      assert.equal(updated.headers["last-modified"], update);
+      for (const answer of [unchanged, read, notModified]) {
+        assert.equal(answer.headers["last-modified"], update);
+      }
+      assert.equal(notModified.statusCode, 304);
+      assert.equal(restored.headers["last-modified"], restore);
+      assert.equal((await send("GET", `/book/${id}`)).headers["last-modified"], restore);
+      assert.equal((await send("DELETE", `/book/${id}`)).headers["last-modified"], undefined);
+    });
   });
 }

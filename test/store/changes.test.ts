@@ -14,7 +14,7 @@ import { openBackupStore } from "../../src/store/open.js";
 import { BookChangedError, type BookStore } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import { type OpenedStore, storesUnderTest } from "../support/helpers.js";
-import { DUNE } from "./store-helpers.js";
+import { asSent, DUNE } from "./store-helpers.js";
 
 const ANA = { name: "ana", account: 7 };
 const PAIR = { name: "admin", account: null };
@@ -59,10 +59,16 @@ for (const kind of kinds) {
     test("each create, update and delete appends one entry: what, who, when, before and after", async () => {
       const since = await log.latest();
       const started = Date.now();
-      const created = await store.create(DUNE, ANA);
-      const updated = (await store.update(created.id, { year: 1966 }, undefined, PAIR)) as Book;
+      const stored = await store.create(DUNE, ANA);
+      const changed = await store.update(stored.id, { year: 1966 }, undefined, PAIR);
+      const [created, updated] = [asSent(stored), asSent(changed) as Book];
       assert.equal(await store.remove(created.id, undefined, ANA), true);
       const entries = await log.list(since, 10);
+      // A book answered by a write says when it changed: its entry's time.
+      assert.deepEqual(
+        [stored.changedAt, changed?.changedAt],
+        entries.slice(0, 2).map((e) => e.at),
+      );
       assert.deepEqual(
         entries.map(({ op, id, book, before, by }) => ({ op, id, book, before, by })),
         [
@@ -119,21 +125,25 @@ for (const kind of kinds) {
 
     test("restore brings a deleted book back with its id and last values, and logs it", async () => {
       const book = await store.create(DUNE);
-      const updated = (await store.update(book.id, { title: "Dune Messiah" })) as Book;
+      const updated = asSent(await store.update(book.id, { title: "Dune Messiah" })) as Book;
       await store.remove(book.id);
       const since = await log.latest();
-      assert.deepEqual(await store.restore(book.id, ANA), updated);
-      assert.deepEqual(await store.get(book.id), updated);
+      const restored = await store.restore(book.id, ANA);
+      assert.deepEqual(asSent(restored), updated);
+      assert.deepEqual(await store.get(book.id), restored);
       const [entry] = await log.list(since, 10);
       assert.deepEqual(
         { op: entry?.op, id: entry?.id, book: entry?.book, before: entry?.before, by: entry?.by },
         { op: "restore", id: book.id, book: updated, before: null, by: ANA },
       );
       // It is a book like any other: it changes, is found, is deleted again.
-      assert.deepEqual(await store.update(book.id, { year: 1969 }), { ...updated, year: 1969 });
+      assert.deepEqual(asSent(await store.update(book.id, { year: 1969 })), {
+        ...updated,
+        year: 1969,
+      });
       await assert.rejects(store.restore(book.id), BookExistsError);
       assert.equal(await store.remove(book.id), true);
-      assert.deepEqual(await store.restore(book.id), { ...updated, year: 1969 });
+      assert.deepEqual(asSent(await store.restore(book.id)), { ...updated, year: 1969 });
       // Ids keep growing past a restored one.
       assert.ok((await store.create(DUNE)).id > book.id);
     });
@@ -151,7 +161,7 @@ for (const kind of kinds) {
       for (const book of await Promise.all(
         Array.from({ length: 20 }, (_, i) => store.create({ ...DUNE, year: i })),
       )) {
-        existing.set(book.id, book);
+        existing.set(book.id, asSent(book));
       }
       const ids = [...existing.keys()];
       const writes: Promise<unknown>[] = [];
@@ -169,7 +179,7 @@ for (const kind of kinds) {
         // Books created before the trim are in the log only from their first change after it.
         if (!entries.some((e) => e.id === id)) replayed.set(id, existing.get(id) as Book);
       }
-      for (const [id, book] of replayed) assert.deepEqual(await store.get(id), book);
+      for (const [id, book] of replayed) assert.deepEqual(asSent(await store.get(id)), book);
       for (const id of ids) {
         if (!replayed.has(id)) assert.equal(await store.get(id), undefined);
       }
@@ -188,7 +198,7 @@ for (const kind of kinds) {
         if (i % 20 === 0) writes.push(store.update(book.id, { year: i }));
       }
       await Promise.all(writes);
-      const last = (await store.get(book.id)) as Book;
+      const last = asSent(await store.get(book.id)) as Book;
       assert.equal(await store.remove(book.id, undefined, ANA), true);
       // Other books change, go and come after the delete.
       for (let round = 0; round < 5; round++) {
@@ -225,7 +235,7 @@ for (const kind of kinds) {
           all.filter((e) => e.id === other.id),
         );
       }
-      assert.deepEqual(await store.restore(book.id, PAIR), last);
+      assert.deepEqual(asSent(await store.restore(book.id, PAIR)), last);
       const history = await log.history(book.id, 0, 1000);
       assert.deepEqual(history.slice(0, -1), mine);
       assert.deepEqual(
@@ -233,9 +243,9 @@ for (const kind of kinds) {
         { op: "restore", book: last, by: PAIR },
       );
       // Restored, it is deleted and restored again, its chain unbroken.
-      assert.deepEqual(await store.update(book.id, { year: 1 }), { ...last, year: 1 });
+      assert.deepEqual(asSent(await store.update(book.id, { year: 1 })), { ...last, year: 1 });
       assert.equal(await store.remove(book.id), true);
-      assert.deepEqual(await store.restore(book.id), { ...last, year: 1 });
+      assert.deepEqual(asSent(await store.restore(book.id)), { ...last, year: 1 });
       assert.deepEqual(
         (await log.history(book.id, mine[11]?.seq as number, 10)).map((e) => e.op),
         ["restore", "update", "delete", "restore"],
@@ -245,7 +255,7 @@ for (const kind of kinds) {
     test("a history stops at the entries trimmed; a deleted book trimmed cannot be restored", async () => {
       const book = await store.create(DUNE);
       await store.update(book.id, { year: 1 });
-      const kept = (await store.update(book.id, { year: 2 })) as Book;
+      const kept = asSent(await store.update(book.id, { year: 2 })) as Book;
       await log.trim({ days: 30, entries: 1 });
       assert.deepEqual(
         (await log.history(book.id, 0, 10)).map((e) => [e.op, e.book]),

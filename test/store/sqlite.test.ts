@@ -17,6 +17,7 @@ import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { StoreOpenError } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import {
+  asSent,
   assertOldShelfFound,
   booksOf,
   DUNE,
@@ -76,7 +77,7 @@ describe("SQLite store", () => {
     const path = join(dir, "books.db");
     const store = openSqliteStore(path);
     const mine = await store.create(DUNE);
-    assert.deepEqual(booksOf(await store.list({ after: 0, limit: 10 })), [mine]);
+    assert.deepEqual(booksOf(await store.list({ after: 0, limit: 10 })), [asSent(mine)]);
     const other = new DatabaseSync(path);
     other
       .prepare("INSERT INTO books (title, author, year) VALUES ('Emma', 'Jane Austen', 1815)")
@@ -120,7 +121,11 @@ describe("SQLite store", () => {
     const read = await store.get(book.id);
     assert.equal(read?.title, "Dune Messiah");
     assert.ok(read?.year === 1966 || read?.year === 1969, `year ${read?.year}`);
-    assert.deepEqual(await updated, { ...book, title: "Dune Messiah", year: 1969 });
+    assert.deepEqual(asSent(await updated), {
+      ...asSent(book),
+      title: "Dune Messiah",
+      year: 1969,
+    });
     assert.deepEqual(await store.get(book.id), await updated);
     other.close();
     await store.close();
@@ -228,6 +233,28 @@ describe("SQLite store", () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     });
+
+  test("a catalogue from version 13: a book's time from its kept entry, none before the log", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const db = new DatabaseSync(path);
+    db.exec(`CREATE TABLE schema_migrations (
+      version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now'))) STRICT`);
+    for (const step of MIGRATIONS.filter((m) => m.version <= 13)) {
+      db.exec(step.sqlite);
+      db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
+    }
+    const at = Date.UTC(2026, 10, 2, 9, 30);
+    db.exec(`INSERT INTO books (title, author, year) VALUES ('Old', 'Before the log', 1900);
+      INSERT INTO books (title, author, year, last_change) VALUES ('New', 'Logged', 2026, 1);
+      INSERT INTO changes (seq, op, book_id, after, at) VALUES (1, 'create', 2, '{}', ${at})`);
+    db.close();
+    const store = openSqliteStore(path);
+    assert.equal((await store.get(1))?.changedAt, null);
+    assert.equal((await store.get(2))?.changedAt, at);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test("writes go on while the search index writes its own pages (tombstones past 2^53)", async () => {
     // Deleting from the word index writes tombstone pages whose rowids are above 2^53, and

@@ -19,8 +19,9 @@ import type { Book } from "../../src/rules/book.js";
 import { serveWorkersWrites } from "../../src/store/sqlite/primary-writer.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { listenForWrites, writerAtSocket } from "../../src/store/sqlite/writes-socket.js";
-import { StoreUnavailableError } from "../../src/store/store.js";
+import { type StoredBook, StoreUnavailableError } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
+import { asSent } from "./store-helpers.js";
 
 const book = (i: number) => ({ title: `Book ${i}`, author: "Writer", year: 1900 + i });
 
@@ -55,10 +56,14 @@ describe("the primary's writer at its socket", () => {
     assert.ok(commits <= 4, `${commits} answers for 100 writes`);
     const [first] = workers as [ReturnType<typeof writerAtSocket>];
     const id = (created[0] as Book).id;
-    assert.deepEqual(await first.write({ op: "update", id, changes: { year: 2001 } }), {
-      ...created[0],
-      year: 2001,
-    });
+    const updated = (await first.write({
+      op: "update",
+      id,
+      changes: { year: 2001 },
+    })) as StoredBook;
+    // When it changed crosses too: the worker's answer carries it as Last-Modified.
+    assert.ok((updated.changedAt as number) >= ((created[0] as StoredBook).changedAt as number));
+    assert.deepEqual(asSent(updated), { ...asSent(created[0] as StoredBook), year: 2001 });
     // A missing book crosses as no book (404), not as a failure.
     assert.equal(await first.write({ op: "update", id: 999_999, changes: { year: 1 } }), undefined);
     assert.equal(await first.write({ op: "remove", id: 999_999 }), false);

@@ -5,7 +5,7 @@ import { type Book, type BookChanges, MAX_BOOK_ID, type NewBook } from "../../ru
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
 import { BookExistsError, type ChangedBy } from "../changes.js";
-import { BookChangedError, BookIdsExhaustedError } from "../store.js";
+import { BookChangedError, BookIdsExhaustedError, type StoredBook } from "../store.js";
 import type { Bounds, Queryable } from "./pool.js";
 import { lexemes } from "./search-index.js";
 
@@ -62,7 +62,7 @@ export async function insertBooks(
   db: Queryable,
   creates: readonly Create[],
   at = Date.now(),
-): Promise<(Book | BookIdsExhaustedError)[]> {
+): Promise<(StoredBook | BookIdsExhaustedError)[]> {
   const batch = creates.map((c) => c.book);
   const ids = await db.query<{ id: number }>(
     sql`WITH ided AS (
@@ -76,9 +76,10 @@ export async function insertBooks(
       -- function keeps ided a query of its own, evaluated first).
       SELECT ided.*, CASE WHEN id <= ${MAX_BOOK_ID} THEN ${NEXT_SEQ} END AS seq FROM ided
     ), added AS (
-      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}, last_change)
+      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}, last_change, changed_at)
       OVERRIDING SYSTEM VALUE
-      SELECT id, title, author, year, ${DERIVED_VALUES}, seq FROM input WHERE id <= ${MAX_BOOK_ID}
+      SELECT id, title, author, year, ${DERIVED_VALUES}, seq, ${at}::bigint
+      FROM input WHERE id <= ${MAX_BOOK_ID}
     ), logged AS (
       ${LOG_AT} SELECT seq, NULL::bigint, 'create', id, ${jsonOf("input")}, NULL, ${at}::bigint,
         who, account
@@ -89,7 +90,7 @@ export async function insertBooks(
   );
   return batch.map((book, i) => {
     const id = ids[i]?.id as number;
-    return id > MAX_BOOK_ID ? new BookIdsExhaustedError() : { id, ...book };
+    return id > MAX_BOOK_ID ? new BookIdsExhaustedError() : { id, ...book, changedAt: at };
   });
 }
 
@@ -97,9 +98,10 @@ export async function insertBooks(
 export async function selectBooks(
   db: Queryable,
   ids: readonly number[],
-): Promise<(Book | undefined)[]> {
-  const rows = await db.query<Book>(
-    sql`SELECT id, title, author, year FROM books WHERE id = ANY(${ids}::bigint[])`,
+): Promise<(StoredBook | undefined)[]> {
+  const rows = await db.query<StoredBook>(
+    sql`SELECT id, title, author, year, changed_at AS "changedAt" FROM books
+      WHERE id = ANY(${ids}::bigint[])`,
   );
   const byId = new Map(rows.map((book) => [book.id, book]));
   return ids.map((id) => byId.get(id));
@@ -124,7 +126,7 @@ export async function updateBooks(
   db: Queryable,
   updates: readonly Update[],
   at = Date.now(),
-): Promise<(Book | undefined)[]> {
+): Promise<(StoredBook | undefined)[]> {
   const rounds: Update[][] = [];
   const asked = new Map<number, number>();
   const roundOf = updates.map((update) => {
@@ -134,7 +136,7 @@ export async function updateBooks(
     rounds[round]?.push(update);
     return round;
   });
-  const updated: Map<number, Book>[] = [];
+  const updated: Map<number, StoredBook>[] = [];
   for (const round of rounds) {
     updated.push(
       await updateInIdOrder(
@@ -157,12 +159,12 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
     updates.map((u) => pick(u.changes) ?? null);
   const derived = (fold: (text: string) => string) =>
     sql`${field((c) => c.title && fold(c.title))}::text[], ${field((c) => c.author && fold(c.author))}::text[]`;
-  const updated = await db.query<Book>(
+  const updated = await db.query<StoredBook>(
     sql`WITH u AS (
       -- Each book as the statement's snapshot has it (the lateral join reads them in the
       -- order of the ids), and the seq of its entry for the books this changes only: the
       -- book's last_change is set to it in the update of its fields.
-      SELECT t.*, b.found, b.old_title, b.old_author, b.old_year, b.last_change,
+      SELECT t.*, b.found, b.old_title, b.old_author, b.old_year, b.last_change, b.changed_at,
         CASE WHEN b.found AND (t.title IS NOT NULL OR t.author IS NOT NULL OR t.year IS NOT NULL)
           THEN ${NEXT_SEQ} END AS seq
       FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
@@ -171,11 +173,12 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
         AS t(id, title, author, year, tw, aw, tk, ak, who, account)
       LEFT JOIN LATERAL (
         SELECT true AS found, title AS old_title, author AS old_author, year AS old_year,
-          last_change
+          last_change, changed_at
         FROM books WHERE books.id = t.id
       ) AS b ON true
     ), old AS (
-      SELECT id, old_title AS title, old_author AS author, old_year AS year, last_change, seq
+      SELECT id, old_title AS title, old_author AS author, old_year AS year, last_change,
+        changed_at, seq
       FROM u WHERE found
     ), updated AS (
       UPDATE books SET
@@ -186,18 +189,20 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
         author_words = coalesce(array_to_tsvector(string_to_array(u.aw, ' ')), books.author_words),
         title_key = coalesce(u.tk, books.title_key),
         author_key = coalesce(u.ak, books.author_key),
-        last_change = u.seq
+        last_change = u.seq,
+        changed_at = ${at}::bigint
       FROM u
       WHERE books.id = u.id AND u.seq IS NOT NULL
-      RETURNING books.id, books.title, books.author, books.year, u.who, u.account, u.seq
+      RETURNING books.id, books.title, books.author, books.year, books.changed_at, u.who,
+        u.account, u.seq
     ), logged AS (
       ${LOG_AT} SELECT updated.seq, old.last_change, 'update', updated.id, ${jsonOf("updated")},
         ${jsonOf("old")}, ${at}::bigint, who, account
       FROM updated JOIN old ON old.id = updated.id ORDER BY updated.id
     )
-    SELECT id, title, author, year FROM updated
+    SELECT id, title, author, year, changed_at AS "changedAt" FROM updated
     UNION ALL
-    SELECT id, title, author, year FROM old WHERE seq IS NULL`,
+    SELECT id, title, author, year, changed_at FROM old WHERE seq IS NULL`,
     WRITES,
   );
   return new Map(updated.map((book) => [book.id, book]));
@@ -254,7 +259,7 @@ export async function restoreBook(
   id: number,
   by?: ChangedBy,
   at = Date.now(),
-): Promise<Book | undefined> {
+): Promise<StoredBook | undefined> {
   const [found] = await tx.query<{ present: boolean; seq: number | null; before: string | null }>(
     sql`SELECT EXISTS (SELECT FROM books WHERE id = ${id}) AS present, last.seq, last.before
       FROM (SELECT 1) AS one LEFT JOIN (SELECT c.seq, c.before FROM deleted_books d
@@ -269,9 +274,9 @@ export async function restoreBook(
     sql`WITH next AS (
       SELECT ${NEXT_SEQ} AS seq
     ), added AS (
-      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}, last_change)
+      INSERT INTO books (id, title, author, year, ${DERIVED_COLUMNS}, last_change, changed_at)
       OVERRIDING SYSTEM VALUE
-      SELECT ${id}::bigint, title, author, year, ${DERIVED_VALUES}, next.seq
+      SELECT ${id}::bigint, title, author, year, ${DERIVED_VALUES}, next.seq, ${at}::bigint
       FROM unnest(${[title]}::text[], ${[author]}::text[], ${[year]}::integer[],
         ${derivedArrays([book])}) AS t(title, author, year, tw, aw, tk, ak), next
       RETURNING id, title, author, year, last_change
@@ -283,7 +288,7 @@ export async function restoreBook(
     FROM added`,
     WRITES,
   );
-  return book;
+  return { ...book, changedAt: at };
 }
 
 /**

@@ -1,11 +1,11 @@
 // The statements of single books: read by id, create, update, delete, each write with its
 // search-index rows in the same transaction.
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
 import { type Book, type BookChanges, MAX_BOOK_ID, type NewBook } from "../../rules/book.js";
 import { sortKey } from "../../rules/search.js";
 import { type ExpectedVersions, versionMatches } from "../book-version.js";
 import { BookExistsError, bookJson, type ChangedBy, type ChangeOp } from "../changes.js";
-import { BookChangedError, BookIdsExhaustedError } from "../store.js";
+import { BookChangedError, BookIdsExhaustedError, type StoredBook } from "../store.js";
 import { writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
 
@@ -49,20 +49,19 @@ function creating(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging
   );
   const insertStmt = writeStatement(
     db,
-    `INSERT INTO books (title, author, year, title_key, author_key, last_change)
-     VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO books (title, author, year, title_key, author_key, last_change, changed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const undoInsertStmt = writeStatement(db, "DELETE FROM books WHERE id = last_insert_rowid()");
   const unsequenceStmt = writeStatement(
     db,
     "UPDATE sqlite_sequence SET seq = last_insert_rowid() - 1 WHERE name = 'books'",
   );
-  return (book: NewBook, by?: ChangedBy): Book | BookIdsExhaustedError => {
+  return (book: NewBook, by?: ChangedBy): StoredBook | BookIdsExhaustedError => {
     const { title, author, year } = book;
-    const seq = nextSeqStmt.get()?.seq as number;
-    const id = Number(
-      insertStmt.run(title, author, year, sortKey(title), sortKey(author), seq).lastInsertRowid,
-    );
+    const [seq, at] = [nextSeqStmt.get()?.seq as number, Date.now()];
+    const keys = [sortKey(title), sortKey(author)];
+    const id = Number(insertStmt.run(title, author, year, ...keys, seq, at).lastInsertRowid);
     if (id > MAX_BOOK_ID) {
       // By last_insert_rowid(): past 2^53 the number read back may be another id.
       undoInsertStmt.run();
@@ -71,13 +70,13 @@ function creating(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLogging
     }
     indexStmt.run(id, indexedWords(book));
     const created = { id, ...book };
-    log("create", created, undefined, by, null, seq);
-    return created;
+    log("create", created, undefined, by, null, at, seq);
+    return { ...created, changedAt: at };
   };
 }
 
 /**
- * Appends a change's entry, in the transaction of the change, after the book's entry
+ * Appends a change's entry made `at`, in the transaction of the change, after the book's entry
  * `previous` (null for none); with the sequence `seq` when given, the next otherwise.
  * Returns the entry's sequence, the book's new last_change.
  */
@@ -87,6 +86,7 @@ type ChangeLogging = (
   before: Book | undefined,
   by: ChangedBy | undefined,
   previous: number | null,
+  at: number,
   seq?: number,
 ) => number;
 
@@ -96,7 +96,7 @@ function changeLogging(db: DatabaseSync): ChangeLogging {
     `INSERT INTO changes (seq, previous, op, book_id, after, before, at, who, account_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  return (op, after, before, by, previous, seq) => {
+  return (op, after, before, by, previous, at, seq) => {
     const book = (after ?? before) as Book;
     const { lastInsertRowid } = insertStmt.run(
       seq ?? null,
@@ -105,7 +105,7 @@ function changeLogging(db: DatabaseSync): ChangeLogging {
       book.id,
       after === undefined ? null : bookJson(after),
       before === undefined ? null : bookJson(before),
-      Date.now(),
+      at,
       by?.name ?? null,
       by?.account ?? null,
     );
@@ -124,35 +124,102 @@ function restoring(db: DatabaseSync, indexStmt: StatementSync, log: ChangeLoggin
   );
   const insertStmt = writeStatement(
     db,
-    `INSERT INTO books (id, title, author, year, title_key, author_key, last_change)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO books (id, title, author, year, title_key, author_key, last_change, changed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const undeleteStmt = writeStatement(db, "DELETE FROM deleted_books WHERE id = ?");
-  return (id: number, by?: ChangedBy): Book | undefined => {
+  return (id: number, by?: ChangedBy): StoredBook | undefined => {
     const last = lastStmt.get(id) as { seq: number; before: string | null } | undefined;
     if (last === undefined || last.before === null) return undefined;
     const { title, author, year } = JSON.parse(last.before) as Book;
     const book = { id, title, author, year };
     // The entry first: its seq is the book's last_change, written with the row.
-    const seq = log("restore", book, undefined, by, last.seq);
-    insertStmt.run(id, title, author, year, sortKey(title), sortKey(author), seq);
+    const at = Date.now();
+    const seq = log("restore", book, undefined, by, last.seq, at);
+    insertStmt.run(id, title, author, year, sortKey(title), sortKey(author), seq, at);
     indexStmt.run(id, indexedWords(book));
     undeleteStmt.run(id);
+    return { ...book, changedAt: at };
+  };
+}
+
+/** A row of books as a plain book (node:sqlite rows have no prototype), with its changed_at. */
+const storedBook = (row: Record<string, SQLOutputValue>): StoredBook => ({
+  id: row.id as number,
+  title: row.title as string,
+  author: row.author as string,
+  year: row.year as number,
+  changedAt: row.changed_at as number | null,
+});
+
+/** The book a write changes and its newest entry; undefined when there is none. */
+type Current = (
+  id: number,
+  expected: ExpectedVersions | undefined,
+) => { book: StoredBook; lastChange: number | null } | undefined | BookChangedError;
+
+/**
+ * The update of bookStatements: only the fields present are written (one statement for each
+ * set of them), with the entry's seq and time; an update of none answers the book unwritten.
+ */
+function updating(
+  db: DatabaseSync,
+  current: Current,
+  log: ChangeLogging,
+  indexStmt: StatementSync,
+  unindexStmt: StatementSync,
+) {
+  const updateStatements = new Map<string, StatementSync>();
+  return (
+    id: number,
+    changes: BookChanges,
+    expected?: ExpectedVersions,
+    by?: ChangedBy,
+  ): StoredBook | undefined | BookChangedError => {
+    const found = current(id, expected);
+    if (found === undefined || found instanceof BookChangedError) return found;
+    const before = found.book;
+    const { fields, values } = updateOf(changes);
+    if (fields.length === 0) return before;
+    let statement = updateStatements.get(fields);
+    if (statement === undefined) {
+      statement = writeStatement(
+        db,
+        `UPDATE books SET ${fields}, last_change = ?, changed_at = ? WHERE id = ?`,
+      );
+      updateStatements.set(fields, statement);
+    }
+    // What the row now holds, without reading it again.
+    const at = Date.now();
+    const book = {
+      id,
+      title: changes.title ?? before.title,
+      author: changes.author ?? before.author,
+      year: changes.year ?? before.year,
+      changedAt: at,
+    };
+    // The entry first, so that its seq is set in the update of the fields: one update of the
+    // row, counted once (migration 10), no second write of it.
+    const seq = log("update", book, before, by, found.lastChange, at);
+    statement.run(...values, seq, at, id);
+    if (changes.title !== undefined || changes.author !== undefined) {
+      unindexStmt.run(id);
+      indexStmt.run(id, indexedWords(book));
+    }
     return book;
   };
 }
 
 /** The statements of single books; the writes run inside a group's transaction. */
 export function bookStatements(db: DatabaseSync) {
-  const getStmt = db.prepare("SELECT id, title, author, year FROM books WHERE id = ?");
+  const getStmt = db.prepare("SELECT id, title, author, year, changed_at FROM books WHERE id = ?");
   const currentStmt = db.prepare(
-    "SELECT id, title, author, year, last_change FROM books WHERE id = ?",
+    "SELECT id, title, author, year, last_change, changed_at FROM books WHERE id = ?",
   );
   const deletedStmt = writeStatement(
     db,
     "INSERT OR REPLACE INTO deleted_books (id, last_change) VALUES (?, ?)",
   );
-  const updateStatements = new Map<string, StatementSync>();
   const removeStmt = writeStatement(db, "DELETE FROM books WHERE id = ?");
   const pingStmt = db.prepare("SELECT 1");
   const changeCountStmt = db.prepare("SELECT n FROM books_change_count");
@@ -161,22 +228,18 @@ export function bookStatements(db: DatabaseSync) {
   const log = changeLogging(db);
   const create = creating(db, indexStmt, log);
   const restore = restoring(db, indexStmt, log);
-  // node:sqlite rows have no prototype; callers get a plain Book.
-  const get = (id: number): Book | undefined => {
+  const get = (id: number): StoredBook | undefined => {
     const row = getStmt.get(id);
-    return row && ({ id: row.id, title: row.title, author: row.author, year: row.year } as Book);
+    return row && storedBook(row);
   };
   /**
    * The book a write changes, read in its transaction; undefined when there is none, the
    * error when its version is not one `expected`.
    */
-  const current = (
-    id: number,
-    expected: ExpectedVersions | undefined,
-  ): { book: Book; lastChange: number | null } | undefined | BookChangedError => {
+  const current: Current = (id, expected) => {
     const row = currentStmt.get(id);
     if (row === undefined) return undefined;
-    const book = { id: row.id, title: row.title, author: row.author, year: row.year } as Book;
+    const book = storedBook(row);
     if (expected !== undefined && !versionMatches(book, expected)) return new BookChangedError();
     return { book, lastChange: row.last_change as number | null };
   };
@@ -187,49 +250,18 @@ export function bookStatements(db: DatabaseSync) {
      * A conditional write that finds another version answers the error rather than throwing
      * it: the other writes of its group stand.
      */
-    update(
-      id: number,
-      changes: BookChanges,
-      expected?: ExpectedVersions,
-      by?: ChangedBy,
-    ): Book | undefined | BookChangedError {
-      const found = current(id, expected);
-      if (found === undefined || found instanceof BookChangedError) return found;
-      const before = found.book;
-      const { fields, values } = updateOf(changes);
-      if (fields.length === 0) return before;
-      let statement = updateStatements.get(fields);
-      if (statement === undefined) {
-        statement = writeStatement(db, `UPDATE books SET ${fields}, last_change = ? WHERE id = ?`);
-        updateStatements.set(fields, statement);
-      }
-      // What the row now holds, without reading it again.
-      const book = {
-        id,
-        title: changes.title ?? before.title,
-        author: changes.author ?? before.author,
-        year: changes.year ?? before.year,
-      };
-      // The entry first, so that its seq is set in the update of the fields: one update of
-      // the row, counted once (migration 10), no second write of it.
-      const seq = log("update", book, before, by, found.lastChange);
-      statement.run(...values, seq, id);
-      if (changes.title !== undefined || changes.author !== undefined) {
-        unindexStmt.run(id);
-        indexStmt.run(id, indexedWords(book));
-      }
-      return book;
-    },
+    update: updating(db, current, log, indexStmt, unindexStmt),
     remove(id: number, expected?: ExpectedVersions, by?: ChangedBy): boolean | BookChangedError {
       const found = current(id, expected);
       if (found === undefined || found instanceof BookChangedError) return found ?? false;
       removeStmt.run(id);
       unindexStmt.run(id);
-      deletedStmt.run(id, log("delete", undefined, found.book, by, found.lastChange));
+      const seq = log("delete", undefined, found.book, by, found.lastChange, Date.now());
+      deletedStmt.run(id, seq);
       return true;
     },
     /** BookExistsError is answered, not thrown, as a refused update's error is. */
-    restore: (id: number, by?: ChangedBy): Book | undefined | BookExistsError =>
+    restore: (id: number, by?: ChangedBy): StoredBook | undefined | BookExistsError =>
       get(id) === undefined ? restore(id, by) : new BookExistsError(),
     ping: () => void pingStmt.get(),
     /** How many books were ever changed or deleted, by any connection (migration 10). */
