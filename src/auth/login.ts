@@ -60,10 +60,13 @@ export function createLogin(options: LoginOptions) {
 /**
  * A token issued before its account's `tokensValidFrom` would be refused: a login in the same
  * second as its account's change waits for the next second (under one) before it is issued.
+ * Until the clock the token is stamped by says so: a timer may wake before it does.
  */
 export async function untilTokensValid(account: StoredAccount): Promise<void> {
-  const wait = account.tokensValidFrom * 1000 - Date.now();
-  if (wait > 0) await sleep(wait);
+  const validFrom = account.tokensValidFrom * 1000;
+  for (let wait = validFrom - Date.now(); wait > 0; wait = validFrom - Date.now()) {
+    await sleep(wait);
+  }
 }
 
 // Failed logins are counted per client, and per name except the built-in pair's, whose limit

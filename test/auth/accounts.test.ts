@@ -3,10 +3,12 @@
 import assert from "node:assert/strict";
 import { createHmac, randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
+import { untilTokensValid } from "../../src/auth/login.js";
 import { createMemoryLoginLimiter } from "../../src/auth/login-limiter.js";
 import { hashPassword, PASSWORD_COST, passwordsAt } from "../../src/auth/passwords.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
+import type { StoredAccount } from "../../src/store/accounts.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
 import { describe } from "../support/describe.js";
 import {
@@ -363,5 +365,20 @@ describe("the built-in pair always wins for its own name", () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe("a login just after its account's tokens ended", () => {
+  test("waits until the clock reads the second they became valid, however the timer wakes", async (t) => {
+    // A timer may wake before the wall clock says it is due (the two are different clocks, and
+    // the wall clock may be stepped back): a token stamped then would carry the second before,
+    // and be refused at once (401 on CI, Node 22). Here the clock reads 200 ms behind after
+    // the wait is taken.
+    const realNow = Date.now;
+    const validFrom = Math.floor(realNow() / 1000) + 1;
+    let calls = 0;
+    t.mock.method(Date, "now", () => realNow() - (calls++ === 0 ? 0 : 200));
+    await untilTokensValid({ tokensValidFrom: validFrom } as StoredAccount);
+    assert.ok(Date.now() >= validFrom * 1000, `${validFrom * 1000 - Date.now()} ms early`);
   });
 });
