@@ -83,12 +83,21 @@ describe("an error nobody handled", () => {
     ["uncaught exception", "setImmediate(() => { throw new Error('nobody-caught-this'); })"],
   ] as const) {
     test(`${what}: logged with its stack as one fatal line, and the process exits 1`, async () => {
-      // Code run in the server process once it listens, as a defect in a dependency would.
-      const inject = `data:text/javascript,setTimeout(() => { ${code}; }, 1500)`;
+      // Code run in the server process at its first request, as a defect in a dependency
+      // would: not at a time, which a slow start could reach before it listens.
+      const atFirstRequest = `import http from "node:http";
+        const emit = http.Server.prototype.emit;
+        http.Server.prototype.emit = function (event, ...args) {
+          if (event === "request") setImmediate(() => { ${code}; });
+          return emit.call(this, event, ...args);
+        };`;
+      const inject = `data:text/javascript,${encodeURIComponent(atFirstRequest)}`;
       const service = await startService(ENV, { nodeArgs: ["--import", inject] });
-      const code1 = await new Promise<number | null>((resolve) =>
+      const exited = new Promise<number | null>((resolve) =>
         service.process.once("exit", (exitCode) => resolve(exitCode)),
       );
+      await request(service, "GET", "/health").catch(() => undefined);
+      const code1 = await exited;
       assert.equal(code1, 1);
       const fatal = service
         .output()
