@@ -41,6 +41,16 @@ const postgres = (await storesUnderTest()).find((k) => k.name === "postgres");
 const statementsOnBooks = async (db: PgConnection) =>
   Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
 
+/** Applies the migrations up to `version` as a build of that version would have, recorded. */
+async function migrateThrough(db: PgConnection, version: number): Promise<void> {
+  await db.sql`CREATE TABLE schema_migrations (
+    version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+  for (const step of MIGRATIONS.filter((m) => m.version <= version)) {
+    await db.script(step.postgres);
+    await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+  }
+}
+
 describe("PostgreSQL store", { skip: postgres?.skip ?? "no PostgreSQL" }, () => {
   test("instances starting at once migrate once (advisory lock), and all serve", async () => {
     const schema = await freshPostgresSchema();
@@ -65,12 +75,7 @@ describe("PostgreSQL store", { skip: postgres?.skip ?? "no PostgreSQL" }, () => 
     test(`a catalogue from before version ${before} is searched and sorted after start-up`, async () => {
       const schema = await freshPostgresSchema();
       const db = await pgConnect(schema.dbUrl);
-      await db.sql`CREATE TABLE schema_migrations (
-      version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-      for (const step of MIGRATIONS.filter((m) => m.version < before)) {
-        await db.script(step.postgres);
-        await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
-      }
+      await migrateThrough(db, before - 1);
       for (const [title, author, year] of OLD_SHELF) {
         await db.sql`INSERT INTO books (title, author, year) VALUES (${title}, ${author}, ${year})`;
       }
@@ -87,12 +92,7 @@ describe("PostgreSQL store", { skip: postgres?.skip ?? "no PostgreSQL" }, () => 
   test("a catalogue from version 13: a book's time from its kept entry, none before the log", async () => {
     const schema = await freshPostgresSchema();
     const db = await pgConnect(schema.dbUrl);
-    await db.sql`CREATE TABLE schema_migrations (
-      version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-    for (const step of MIGRATIONS.filter((m) => m.version <= 13)) {
-      await db.script(step.postgres);
-      await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
-    }
+    await migrateThrough(db, 13);
     const at = Date.UTC(2026, 10, 2, 9, 30);
     await db.script(`INSERT INTO books (title, author, year) VALUES ('Old', 'Before the log', 1900);
       INSERT INTO changes (op, book_id, after, at) VALUES ('create', 2, '{}', ${at});
@@ -110,12 +110,7 @@ describe("PostgreSQL store", { skip: postgres?.skip ?? "no PostgreSQL" }, () => 
     // prefixes of 2, 3, 4 and 6 characters, which "tolk" and "hobb" are searched by.
     const schema = await freshPostgresSchema();
     const db = await pgConnect(schema.dbUrl);
-    await db.sql`CREATE TABLE schema_migrations (
-      version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-    for (const step of MIGRATIONS.filter((m) => m.version <= 7)) {
-      await db.script(step.postgres);
-      await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
-    }
+    await migrateThrough(db, 7);
     for (const [title, author, year] of OLD_SHELF) {
       await db.sql`INSERT INTO books (title, author, year, title_words, author_words,
           title_key, author_key)
