@@ -114,9 +114,10 @@ export function commitGroup(
   statements: WriteStatements,
   writes: Write[],
 ): Committed {
-  const { changeCount } = statements.books;
+  const { changeCount, beginWrites } = statements.books;
   const commit = (group: Write[]): Required<Committed> =>
     transaction(db, () => {
+      beginWrites();
       const from = changeCount();
       const outcomes = group.map((write) => apply(statements, write));
       return { outcomes, changed: { from, to: changeCount(), ids: changedBooks(group) } };
