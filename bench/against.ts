@@ -92,6 +92,14 @@ function entryOf(root: string): string {
   return entry;
 }
 
+/** A lockfile's dependencies: the same whatever the package's own version. */
+function dependenciesOf(lockfile: string): string {
+  const lock = JSON.parse(lockfile);
+  delete lock.version;
+  delete lock.packages?.[""]?.version;
+  return JSON.stringify(lock);
+}
+
 /** REF built in a worktree of its own; node_modules shared by links when the lockfile is the same. */
 function buildRef(ref: string): { build: Build; commit: string; remove(): void } {
   const git = (...args: string[]) =>
@@ -108,8 +116,8 @@ function buildRef(ref: string): { build: Build; commit: string; remove(): void }
   };
   try {
     const sameLock =
-      git("show", `${commit}:package-lock.json`) ===
-      readFileSync(join(ROOT, "package-lock.json"), "utf8").trim();
+      dependenciesOf(git("show", `${commit}:package-lock.json`)) ===
+      dependenciesOf(readFileSync(join(ROOT, "package-lock.json"), "utf8"));
     const run = (cmd: string, args: string[]) =>
       execFileSync(cmd, args, { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
     if (sameLock) run("cp", ["-al", join(ROOT, "node_modules"), join(dir, "node_modules")]);
