@@ -22,7 +22,7 @@ Options for token, import, export, accounts and changes:
   --username NAME       Default: AUTH_USERNAME or admin
   --password PASSWORD   Default: AUTH_PASSWORD or password
 
-book-catalogue <command> --help tells more.`,
+book-catalogue <command> --help tells more; book-catalogue --version prints the version.`,
   serve:
     "Usage: book-catalogue serve\n\nServes the catalogue, configured from the environment and .env (see docs/configuration.md).",
   token:

@@ -6,6 +6,7 @@ import "./warnings.js";
 import { parseArgs } from "node:util";
 import { createClient } from "../client/client.js";
 import { keepFilesPrivate } from "../private-files.js";
+import { VERSION } from "../version.js";
 import { accountsCommand } from "./accounts.js";
 import { changesCommand } from "./changes.js";
 import { connection, connectionOptions } from "./connection.js";
@@ -21,6 +22,10 @@ async function main(argv: string[]) {
   if (command === undefined) {
     process.stderr.write(`${HELP.main}\n`);
     process.exitCode = 2;
+    return;
+  }
+  if (command === "--version" || command === "-v") {
+    process.stdout.write(`${VERSION}\n`);
     return;
   }
   if (command === "--help" || command === "-h" || command === "help") {

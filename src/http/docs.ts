@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi, { type FastifySwaggerUiOptions } from "@fastify/swagger-ui";
 import type {
@@ -8,12 +7,9 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from "fastify";
+import { VERSION } from "../version.js";
 import { Messages, respond } from "./envelope.js";
 import { completeDocument, registerSchemas, UNROUTED_RESPONSES } from "./openapi.js";
-
-const { version } = JSON.parse(
-  readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
-) as { version: string };
 
 /** Book routes declare this: the token goes in the Authorization header. */
 export const TOKEN_SECURITY = [{ token: [] }];
@@ -77,7 +73,7 @@ const DOCUMENT = {
   openapi: "3.1.0",
   info: {
     title: "Book Catalogue Service",
-    version,
+    version: VERSION,
     description: DESCRIPTION,
     license: { name: "MIT", identifier: "MIT" },
     contact: { name: "The Book Catalogue Service maintainers" },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { withDeadline } from "../store/deadline.js";
 import { type BookStore, StoreUnavailableError } from "../store/store.js";
+import { VERSION } from "../version.js";
 import { Messages, respond } from "./envelope.js";
 import { answerSchema, failures } from "./openapi.js";
 
@@ -13,8 +14,9 @@ const health = {
   ...operations,
   operationId: "getHealth",
   summary: "Liveness: the process answers",
-  description: "200 while the process runs, whatever the store: restart the process if not.",
-  response: { 200: answerSchema("EmptyEnvelope", [Messages.healthy]), ...failures({}) },
+  description:
+    "200 while the process runs, whatever the store: restart the process if not. Its data names the version the process runs.",
+  response: { 200: answerSchema("HealthEnvelope", [Messages.healthy]), ...failures({}) },
 };
 
 const ready = {
@@ -36,7 +38,7 @@ export function addHealthRoutes(
   shuttingDown: () => boolean,
 ): void {
   app.get("/health", { schema: health }, async (_request, reply) =>
-    respond(reply, 200, Messages.healthy),
+    respond(reply, 200, Messages.healthy, { version: VERSION }),
   );
   app.get("/ready", { schema: ready }, async (_request, reply) => {
     if (shuttingDown()) return respond(reply, 503, Messages.serviceUnavailable);

@@ -24,6 +24,7 @@ export type SchemaName =
   | "BooksEnvelope"
   | "TokenEnvelope"
   | "EmptyEnvelope"
+  | "HealthEnvelope"
   | "Account"
   | "NewAccount"
   | "AccountChanges"
@@ -110,6 +111,13 @@ const schemas = (credentialsExample: object) => [
   }),
   envelope("EmptyEnvelope", "An answer with no data: every failure, and some successes.", {
     type: "null",
+  }),
+  envelope("HealthEnvelope", "The process answers, and which version it runs.", {
+    type: "object",
+    required: ["version"],
+    properties: {
+      version: { type: "string", description: "The service's version (semantic versioning)" },
+    },
   }),
   ...accountSchemas,
   ...changeSchemas,

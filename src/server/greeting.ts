@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import { VERSION } from "../version.js";
 
 /**
  * Outside production, one plain line for people on standard error, where the JSON log lines
@@ -10,6 +11,6 @@ export function greet(config: Config, port: number): void {
   const host = local ? "localhost" : config.host.includes(":") ? `[${config.host}]` : config.host;
   const base = `http://${host}:${port}`;
   process.stderr.write(
-    `Book catalogue ready: the page at ${base}/, the API docs at ${base}/docs, the API at ${base}/books (Ctrl-C stops it)\n`,
+    `Book catalogue ${VERSION} ready: the page at ${base}/, the API docs at ${base}/docs, the API at ${base}/books (Ctrl-C stops it)\n`,
   );
 }

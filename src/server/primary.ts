@@ -13,6 +13,7 @@ import { standardOutputLog } from "../http/log-destination.js";
 import { exposedDatabaseWarning } from "../private-files.js";
 import { openStore } from "../store/open.js";
 import { serveWorkersWrites, tellWorkers } from "../store/sqlite/primary-writer.js";
+import { VERSION } from "../version.js";
 import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
@@ -42,7 +43,10 @@ export async function runPrimary(config: Config): Promise<void> {
   }
   const exposed = exposedDatabaseWarning(config.db);
   if (exposed !== undefined) log.warn(exposed);
-  log.info({ store: describeDb(config.db), workers: config.workers }, "store ready");
+  log.info(
+    { version: VERSION, store: describeDb(config.db), workers: config.workers },
+    "store ready",
+  );
   keepWorkersLoginCounts(config);
   // On a SQLite file, one writer for every worker: this process's.
   const writes =

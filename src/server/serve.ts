@@ -10,6 +10,7 @@ import { exposedDatabaseWarning } from "../private-files.js";
 import type { AppliedMigration } from "../store/applied-migrations.js";
 import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
+import { VERSION } from "../version.js";
 import { startBackups } from "./backups.js";
 import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
@@ -42,7 +43,7 @@ export async function serve(config: Config): Promise<void> {
     const exposed = exposedDatabaseWarning(config.db);
     if (exposed !== undefined) app.log.warn(exposed);
     for (const applied of migrated) app.log.info(applied, "migration applied");
-    app.log.info({ store: describeDb(config.db) }, "store ready");
+    app.log.info({ version: VERSION, store: describeDb(config.db) }, "store ready");
   }
   await listen(app, store, config);
   if (worker === undefined) greet(config, (app.server.address() as AddressInfo).port);

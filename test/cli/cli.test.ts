@@ -92,6 +92,15 @@ describe("book-catalogue", () => {
     }
   });
 
+  test("--version prints the package's version", async () => {
+    const root = join(dirname(CLI), "..", "..");
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    assert.match(version, /^\d+\.\d+\.\d+/);
+    for (const flag of ["--version", "-v"]) {
+      assert.deepEqual(await run([flag]), { code: 0, stdout: `${version}\n`, stderr: "" });
+    }
+  });
+
   test("no command: the usage on standard error, exit 2", async () => {
     const { code, stdout, stderr } = await run([]);
     assert.equal(code, 2);

@@ -1,5 +1,6 @@
 // The OpenAPI description: generated from the routes, complete, and true to real answers.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { App } from "../../src/http/app.js";
@@ -20,7 +21,7 @@ interface Operation {
 }
 type Document = {
   openapi: string;
-  info: { license?: { identifier: string }; contact?: object };
+  info: { license?: { identifier: string }; contact?: object; version: string };
   servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
   components: {
@@ -202,6 +203,8 @@ describe("GET /openapi.json", () => {
     assert.deepEqual(doc.servers, [{ url: "/", description: "The service serving this document" }]);
     assert.equal(doc.info.license?.identifier, "MIT");
     assert.ok(doc.info.contact);
+    const packageJson = new URL("../../package.json", import.meta.url);
+    assert.equal(doc.info.version, JSON.parse(readFileSync(packageJson, "utf8")).version);
     assert.ok(doc.components.responses.NotFound);
     assert.ok(doc.components.responses.MethodNotAllowed?.headers?.allow);
   });

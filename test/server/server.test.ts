@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -37,6 +37,7 @@ const BASE_ENV = {
 };
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const PACKAGE_VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
 const start = (env: Record<string, string>) => startService({ ...BASE_ENV, ...env });
 const startFailing = (env: Record<string, string>, timeoutMs?: number) =>
   startExpectingFailure({ ...BASE_ENV, ...env }, timeoutMs);
@@ -71,7 +72,7 @@ for (const kind of kinds) {
       assert.deepEqual((await request(first, "GET", "/health")).body, {
         status: 200,
         message: Messages.healthy,
-        data: null,
+        data: { version: PACKAGE_VERSION },
       });
       assert.equal((await request(first, "GET", "/ready")).status, 200);
       const page = await fetch(`${first.url}/`);
@@ -124,7 +125,7 @@ describe("npm start speaks to people", () => {
       .filter((line) => !line.startsWith("{"));
     assert.ok(
       lines.includes(
-        `Book catalogue ready: the page at http://localhost:${port}/, the API docs at http://localhost:${port}/docs, the API at http://localhost:${port}/books (Ctrl-C stops it)`,
+        `Book catalogue ${PACKAGE_VERSION} ready: the page at http://localhost:${port}/, the API docs at http://localhost:${port}/docs, the API at http://localhost:${port}/books (Ctrl-C stops it)`,
       ),
       service.output(),
     );
@@ -148,6 +149,9 @@ describe("npm start speaks to people", () => {
       );
     assert.ok(lines.length > 0);
     for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
+    // The start-up line says which version runs.
+    const ready = lines.map((line) => JSON.parse(line)).find((e) => e.msg === "store ready");
+    assert.equal(ready?.version, PACKAGE_VERSION, service.output());
   });
 
   for (const workers of ["1", "2"]) {
