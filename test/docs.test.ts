@@ -107,11 +107,13 @@ test("measured install times say when they were measured", () => {
   assert.match(install, /\b20\d\d-\d\d-\d\d\b/, "docs/runtime.md's install times carry their date");
 });
 
-test("the operator installs a commit of main until there are releases, and is told what going back loses", () => {
+test("the operator installs a release's package or a commit of main, and is told what going back loses", () => {
   const operations = read("docs/operations.md");
-  // No release has a tag yet: there is none to install.
+  // No release has a tag: a release is the package `npm run release` makes, checked by its sums.
   assert.doesNotMatch(operations, /at its tag/);
-  assert.match(operations, /a clone at a chosen commit of `main`/);
+  assert.match(operations, /`npm run release`/);
+  assert.match(operations, /sha256sum --check SHA256SUMS/);
+  assert.match(operations, /From a clone\*\*, at a chosen commit of `main`/);
   const upgrades = operations.slice(operations.indexOf("## Upgrades"));
   assert.match(upgrades, /Going back loses what was written since/);
   assert.match(upgrades, /new books get the ids of the books\s+created since/);

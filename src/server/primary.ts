@@ -44,7 +44,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const exposed = exposedDatabaseWarning(config.db);
   if (exposed !== undefined) log.warn(exposed);
   log.info(
-    { version: VERSION, store: describeDb(config.db), workers: config.workers },
+    { serviceVersion: VERSION, store: describeDb(config.db), workers: config.workers },
     "store ready",
   );
   keepWorkersLoginCounts(config);

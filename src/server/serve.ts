@@ -43,7 +43,7 @@ export async function serve(config: Config): Promise<void> {
     const exposed = exposedDatabaseWarning(config.db);
     if (exposed !== undefined) app.log.warn(exposed);
     for (const applied of migrated) app.log.info(applied, "migration applied");
-    app.log.info({ version: VERSION, store: describeDb(config.db) }, "store ready");
+    app.log.info({ serviceVersion: VERSION, store: describeDb(config.db) }, "store ready");
   }
   await listen(app, store, config);
   if (worker === undefined) greet(config, (app.server.address() as AddressInfo).port);

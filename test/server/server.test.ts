@@ -151,7 +151,7 @@ describe("npm start speaks to people", () => {
     for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
     // The start-up line says which version runs.
     const ready = lines.map((line) => JSON.parse(line)).find((e) => e.msg === "store ready");
-    assert.equal(ready?.version, PACKAGE_VERSION, service.output());
+    assert.equal(ready?.serviceVersion, PACKAGE_VERSION, service.output());
   });
 
   for (const workers of ["1", "2"]) {
