@@ -157,6 +157,27 @@ describe("SQLite store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("two stores writing one file: every create logged, each entry with a sequence of its own", async () => {
+    // Each writer counts a transaction's sequences from what the file holds when it begins:
+    // the other's entries, committed between, are counted too (a command's writes beside the
+    // service's, say).
+    const dir = mkdtempSync(join(tmpdir(), "books-"));
+    const path = join(dir, "books.db");
+    const [first, second] = [openSqliteStore(path), openSqliteStore(path)];
+    for (let round = 0; round < 5; round++) {
+      await Promise.all([
+        ...Array.from({ length: 4 }, (_, i) => first.create({ ...DUNE, year: round * 10 + i })),
+        ...Array.from({ length: 4 }, (_, i) => second.create({ ...DUNE, year: round * 10 + i })),
+      ]);
+    }
+    const entries = await first.changes?.list(0, 100);
+    assert.equal(entries?.length, 40);
+    assert.equal(new Set(entries?.map((entry) => entry.seq)).size, 40);
+    assert.equal(new Set(entries?.map((entry) => entry.id)).size, 40);
+    await Promise.all([first.close(), second.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("account writes in a group with books answer each for itself, and forget no book kept", async () => {
     const dir = mkdtempSync(join(tmpdir(), "books-"));
     const path = join(dir, "books.db");
