@@ -4,6 +4,7 @@
 // stops them together.
 import cluster, { type Worker } from "node:cluster";
 import type { Server } from "node:http";
+import { isSea } from "node:sea";
 import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import type { Registry } from "prom-client";
@@ -88,6 +89,9 @@ function superviseWorkers(
   const env = { ...storeEnv, SECRET_TOKEN: config.secret };
   // Workers not yet exited (cluster.workers may still list one that has).
   const live = new Set<Worker>();
+  // The release's single executable takes its command as the first argument after itself:
+  // a worker is started as `<the file> serve` (the script's path would be taken for a command).
+  if (isSea()) cluster.setupPrimary({ exec: "serve", args: [] });
   const start = () => live.add(cluster.fork(env));
   const stop = stopper(config, log, live, onStopped);
   const crashLoop = crashLoopDetector();

@@ -2,7 +2,8 @@
 // supported line with TEST_NODE_LINE_AGAIN=1. The suites of these files test what cannot
 // depend on the Node line: Debian's programs on the deployment's files, the linters on the
 // API description, the page's own code in Chromium (the routes it calls are tested on every
-// line), the install on the machine's own Node, the suite's helpers, and the long soak of
+// line), the release's single executable (it carries its own Node), the install on the
+// machine's own Node, the suite's helpers, and the long soak of
 // PostgreSQL's faults under load (two minutes; the shorter fault tests, failover, stalls and
 // timeouts, run on every line). On the later lines
 // each of their suites is one skipped test, counted, with the reason below. This list is the
@@ -16,6 +17,7 @@ export const FIRST_LINE_ONLY: readonly string[] = [
   "test/deploy/production-install.test.ts",
   "test/deploy/systemd.test.ts",
   "test/http/openapi-lint.test.ts",
+  "test/release/single-file.test.ts",
   "test/store/restarts.test.ts",
   "test/suite/clusters.test.ts",
   "test/suite/pgbouncer.test.ts",

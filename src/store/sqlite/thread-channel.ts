@@ -1,5 +1,7 @@
 // Requests to a thread of the store's own (the writer, the counter), each answered with its
 // outcome; replies come a group at a time.
+import { readFileSync } from "node:fs";
+import { isSea } from "node:sea";
 import { Worker } from "node:worker_threads";
 import { StoreUnavailableError } from "../store.js";
 import { translate } from "./errors.js";
@@ -30,8 +32,20 @@ const fromSources = import.meta.url.endsWith(".ts");
 
 /** Starts the thread `entry` with `data` (its `workerData`). */
 export function startThread(entry: ThreadEntry, data: object): Worker {
+  if (isSea()) return startBundledThread(entry, data);
   const url = new URL(`./${entry}.${fromSources ? "ts" : "js"}`, import.meta.url);
   return new Worker(url, { workerData: data, execArgv: fromSources ? ["--import", "tsx"] : [] });
+}
+
+/**
+ * In the release's single executable a thread cannot load the files embedded in it (only the
+ * main thread reads them): it runs its entry bundled into one module with its imports
+ * (scripts/release.mjs), read here and handed over whole.
+ */
+function startBundledThread(entry: ThreadEntry, data: object): Worker {
+  const code = readFileSync(new URL(`../../../threads/${entry}.mjs`, import.meta.url));
+  const url = new URL(`data:text/javascript;base64,${code.toString("base64")}`);
+  return new Worker(url, { workerData: data });
 }
 
 /**
