@@ -4,12 +4,29 @@
 // it runs on CI's first Node line only (node-lines.ts).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { ROOT } from "../support/deploy.js";
+import {
+  filledEnvExample,
+  machinePath,
+  ROOT,
+  readRepositoryFile,
+  UNIT,
+  unitCommand,
+  unitSection,
+} from "../support/deploy.js";
 import { describe } from "../support/describe.js";
 import { login, request, type Service, startService } from "../support/service.js";
 
@@ -33,6 +50,23 @@ describe("the release's single executable", () => {
     const sums = readFileSync(join(release, "SHA256SUMS"), "utf8");
     assert.match(sums, new RegExp(`^[0-9a-f]{64}  ${FILE}$`, "m"));
     assert.ok(statSync(join(release, FILE)).mode & 0o100, "executable");
+  });
+
+  test("the shipped systemd unit's command runs it, put in the folder as `book-catalogue`", async () => {
+    const work = join(dir, "unit");
+    mkdirSync(work);
+    copyFileSync(join(release, FILE), join(work, "book-catalogue"));
+    chmodSync(join(work, "book-catalogue"), 0o755);
+    const { METRICS_PORT: _, ...settings } = filledEnvExample(work);
+    const unit = unitSection(readRepositoryFile(UNIT), "Service");
+    const service = await startService(
+      { ...settings, PATH: machinePath(), PORT: "0" },
+      { command: unitCommand(unit), cwd: work },
+    );
+    // The shell exec'd the file: it is the main process, and the SIGTERM is the server's.
+    assert.equal(readlinkSync(`/proc/${service.process.pid}/exe`), join(work, "book-catalogue"));
+    assert.equal((await request(service, "GET", "/ready")).status, 200);
+    assert.equal(await service.stop("SIGTERM"), 0);
   });
 
   for (const workers of ["1", "2"]) {

@@ -70,6 +70,12 @@ export function unitValue(keys: Map<string, string[]>, key: string): string {
   return values[0] as string;
 }
 
+/** A unit's command line as systemd splits it: words, and single-quoted words whole. */
+export function unitCommand(keys: Map<string, string[]>, key = "ExecStart"): [string, ...string[]] {
+  const words = [...unitValue(keys, key).matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
+  return words as [string, ...string[]];
+}
+
 /**
  * The PATH an operator's shell has: this one without the node_modules/.bin folders that npm
  * (and the suite's own install) put first, so the machine's own Node is the one found.
