@@ -105,6 +105,20 @@ describe("the release's single executable", () => {
         await run(file, ["backup", backup, "--db", db], { env: NO_PATH, cwd: work });
         const checked = await run(file, ["backup", "--check", backup], { env: NO_PATH });
         assert.match(checked.stdout, /a complete backup of 1 book/);
+        // The API's commands, and a restore into a new catalogue.
+        const connection = ["--url", service.url, "--username", CREDENTIALS.username];
+        const withPassword = { ...NO_PATH, AUTH_PASSWORD: CREDENTIALS.password };
+        const exported = await run(file, ["export", ...connection], { env: withPassword });
+        assert.deepEqual(
+          JSON.parse(exported.stdout).map((b: { title: string }) => b.title),
+          ["Dune"],
+        );
+        const restored = `sqlite:${join(work, "restored", "books.db")}`;
+        await run(file, ["restore", backup, "--db", restored], { env: NO_PATH, cwd: work });
+        const again = await run(file, ["backup", join(work, "again.backup"), "--db", restored], {
+          env: NO_PATH,
+        });
+        assert.match(again.stdout, /backed up 1 book/);
         assert.equal(await service.stop(), 0);
         service = undefined;
       } finally {
