@@ -1,7 +1,7 @@
 // decisions.md "Everything else": 404, 405, 413, 503, 500, health and readiness, and logs.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -95,9 +95,11 @@ describe("routes and limits", () => {
     }
   });
 
-  test("GET /health answers 200 OK without a token", async () => {
+  test("GET /health answers 200 OK and the version without a token", async () => {
     const answer = await call(app, "GET", "/health");
-    assert.deepEqual(answer.body, envelope(200, Messages.healthy));
+    const packageJson = new URL("../../package.json", import.meta.url);
+    const { version } = JSON.parse(readFileSync(packageJson, "utf8"));
+    assert.deepEqual(answer.body, { ...envelope(200, Messages.healthy), data: { version } });
   });
 
   test("GET /ready answers 503 once shutdown has begun", async () => {
