@@ -24,7 +24,7 @@ const ready = {
   operationId: "getReadiness",
   summary: "Readiness: the store answers and shutdown has not begun",
   description:
-    "200 while the store answers within 2 s; 503 while it does not, and once shutdown has begun: send no traffic then.",
+    "200 while the store answers within 2 s; 503 while it does not, while the service starts (the store opening or migrating), and once shutdown has begun: send no traffic then.",
   response: {
     200: answerSchema("EmptyEnvelope", [Messages.ready]),
     ...failures({ 503: [Messages.serviceUnavailable] }),

@@ -20,7 +20,9 @@ import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
 import { greet } from "./greeting.js";
 import { serveProcessMetrics } from "./metrics.js";
+import { migrationLog } from "./migration-log.js";
 import { exitOnceLogged, onStopSignal, SHUTDOWN } from "./shutdown.js";
+import { answerWhileStarting } from "./starting.js";
 
 // More unexpected exits than this within the window is a crash loop: restarting cannot help.
 const CRASH_LOOP_EXITS = 5;
@@ -37,11 +39,14 @@ export async function runPrimary(config: Config): Promise<void> {
   );
   exitOnUnexpected(log);
   for (const warning of config.warnings) log.warn(warning);
+  // The workers listen once the store is ready; until then, this process answers (starting.ts).
+  const starting = await answerWhileStarting(config.host, config.port);
   try {
-    await (await openStore(config, (applied) => log.info(applied, "migration applied"))).close();
+    await (await openStore(config, migrationLog(log))).close();
   } catch (error) {
     fail((error as Error).message);
   }
+  await starting.close();
   const exposed = exposedDatabaseWarning(config.db);
   if (exposed !== undefined) log.warn(exposed);
   log.info(

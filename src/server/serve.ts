@@ -2,12 +2,13 @@
 import cluster from "node:cluster";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import pino from "pino";
 import { keepChanges } from "../changes/retention.js";
 import { type Config, describeDb } from "../config.js";
 import { type App, buildApp } from "../http/app.js";
+import { standardOutputLog } from "../http/log-destination.js";
 import { WEB_ROOT } from "../http/web-page.js";
 import { exposedDatabaseWarning } from "../private-files.js";
-import type { AppliedMigration } from "../store/applied-migrations.js";
 import { openStore } from "../store/open.js";
 import type { BookStore } from "../store/store.js";
 import { VERSION } from "../version.js";
@@ -16,16 +17,21 @@ import { fail } from "./fail.js";
 import { exitOnUnexpected } from "./fatal.js";
 import { greet } from "./greeting.js";
 import { createProcessMetrics, serveProcessMetrics } from "./metrics.js";
+import { migrationLog } from "./migration-log.js";
 import { onStopSignal, SHUTDOWN, shutdown } from "./shutdown.js";
+import { answerWhileStarting, cannotListen } from "./starting.js";
 
 export async function serve(config: Config): Promise<void> {
-  // In a worker, the primary has said what there is to say about the configuration.
+  // In a worker, the primary has said what there is to say about the configuration, and
+  // answered on the port while it migrated.
   const worker = cluster.worker?.id;
+  const starting =
+    worker === undefined ? await answerWhileStarting(config.host, config.port) : undefined;
+  const log = pino({ level: config.logLevel }, standardOutputLog());
+  if (worker === undefined) for (const warning of config.warnings) log.warn(warning);
   let store: BookStore;
-  // Logged once the app's logger is there.
-  const migrated: AppliedMigration[] = [];
   try {
-    store = await openStore(config, (applied) => migrated.push(applied));
+    store = await openStore(config, migrationLog(log));
   } catch (error) {
     fail((error as Error).message);
   }
@@ -39,13 +45,12 @@ export async function serve(config: Config): Promise<void> {
   });
   exitOnUnexpected(app.log);
   if (worker === undefined) {
-    for (const warning of config.warnings) app.log.warn(warning);
     const exposed = exposedDatabaseWarning(config.db);
     if (exposed !== undefined) app.log.warn(exposed);
-    for (const applied of migrated) app.log.info(applied, "migration applied");
     app.log.info({ serviceVersion: VERSION, store: describeDb(config.db) }, "store ready");
   }
-  await listen(app, store, config);
+  await starting?.close();
+  await listen(app, store, config, starting?.port ?? config.port);
   if (worker === undefined) greet(config, (app.server.address() as AddressInfo).port);
 
   // With workers, the primary takes the scheduled backups. Started before /metrics answers,
@@ -79,18 +84,13 @@ export async function serve(config: Config): Promise<void> {
   });
 }
 
-async function listen(app: App, store: BookStore, config: Config): Promise<void> {
+/** Listens on `port` (the one the start-up's answers had, when PORT is 0). */
+async function listen(app: App, store: BookStore, config: Config, port: number): Promise<void> {
   try {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port, host: config.host });
   } catch (error) {
     await store.close();
-    const inUse = (error as { code?: string }).code === "EADDRINUSE";
-    const other = config.port === 8080 ? 8081 : config.port + 1;
-    fail(
-      inUse
-        ? `port ${config.port} is in use on ${config.host} (the catalogue already running, or another service?): stop it, or choose another port, e.g. PORT=${other}`
-        : `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
-    );
+    fail(cannotListen(error, config.host, port));
   }
 }
 

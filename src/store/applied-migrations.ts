@@ -8,8 +8,49 @@ export interface AppliedMigration {
   does: string;
 }
 
-/** Told each migration applied, once its transaction has committed. */
-export type OnMigrated = (applied: AppliedMigration) => void;
+/** How far a step that writes every book has come. */
+export interface MigrationProgress {
+  version: number;
+  /** Books written, of how many; those a start before this one wrote are counted in. */
+  done: number;
+  of: number;
+  /** At the pace of this start so far; null before its first batch. */
+  secondsLeft: number | null;
+}
+
+/** What start-up is told of its migrations. */
+export interface MigrationLog {
+  /** Each migration applied, once committed. */
+  applied(applied: AppliedMigration): void;
+  /** A step writing every book: when it begins, then at most PROGRESS_INTERVAL_MS apart. */
+  progress(progress: MigrationProgress): void;
+}
+
+/** An operator sees a line at least this often while a step writes every book. */
+export const PROGRESS_INTERVAL_MS = 10_000;
+
+/**
+ * Told the books a step has written, in its batches: tells `log` at its first batch, then
+ * once PROGRESS_INTERVAL_MS have passed since the last line.
+ */
+export function progressOf(
+  version: number,
+  of: number,
+  doneBefore: number,
+  log: MigrationLog | undefined,
+): (writtenNow: number) => void {
+  const started = Date.now();
+  let told = Number.NEGATIVE_INFINITY;
+  return (writtenNow) => {
+    const now = Date.now();
+    if (log === undefined || now - told < PROGRESS_INTERVAL_MS) return;
+    told = now;
+    const done = Math.min(of, doneBefore + writtenNow);
+    const pace = writtenNow / Math.max(1, now - started);
+    const secondsLeft = pace > 0 ? Math.ceil((of - done) / pace / 1000) : null;
+    log.progress({ version, done, of, secondsLeft });
+  };
+}
 
 const CHANGE =
   /\b(CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+|VIRTUAL\s+)?(TABLE|INDEX|TRIGGER|VIEW|FUNCTION|SEQUENCE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(\w+)(?:\s+ADD\s+COLUMN\s+(\w+))?/gi;

@@ -1,22 +1,22 @@
 import { type Config, type DbTarget, describeDb } from "../config.js";
-import type { OnMigrated } from "./applied-migrations.js";
+import type { MigrationLog } from "./applied-migrations.js";
 import type { BackupStore } from "./backup.js";
 import { openSqliteBackup } from "./sqlite/backup.js";
 import { openSqliteStore } from "./sqlite/store.js";
 import type { BookStore } from "./store.js";
 
 /**
- * Opens the store that DB_URL names and prepares its schema, telling `onMigrated` each
- * migration applied, or fails with StoreOpenError.
+ * Opens the store that DB_URL names and prepares its schema, telling `migrationLog` each
+ * migration applied and how far a long one has come, or fails with StoreOpenError.
  */
 export async function openStore(
   config: Pick<Config, "db" | "pgPoolSize"> &
     Partial<Pick<Config, "dbTimeoutMs" | "dbPreparedStatements" | "changesListenUrl">>,
-  onMigrated?: OnMigrated,
+  migrationLog?: MigrationLog,
 ): Promise<BookStore> {
   const { db } = config;
   if (db.kind === "sqlite") {
-    return openSqliteStore(db.path, undefined, config.dbTimeoutMs, onMigrated);
+    return openSqliteStore(db.path, undefined, config.dbTimeoutMs, migrationLog);
   }
 
   // The driver is loaded only for a PostgreSQL store (its memory: docs/performance.md).
@@ -26,7 +26,7 @@ export async function openStore(
     timeoutMs: config.dbTimeoutMs ?? 5_000,
     preparedStatements: config.dbPreparedStatements ?? true,
     description: describeDb(db),
-    ...(onMigrated ? { onMigrated } : {}),
+    ...(migrationLog ? { migrationLog } : {}),
     ...(config.changesListenUrl ? { listenUrl: config.changesListenUrl } : {}),
   });
 }

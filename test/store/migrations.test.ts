@@ -7,14 +7,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { MIGRATIONS } from "../../src/store/migrations.js";
-import { MIGRATION_LOCK } from "../../src/store/postgres/schema.js";
+import { MIGRATION_BATCH, MIGRATION_LOCK } from "../../src/store/postgres/schema.js";
 import { openPostgresStore, STORE_OPEN_TIMEOUT_SECONDS } from "../../src/store/postgres/store.js";
 import { StoreOpenError } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import { freshPostgresDatabase, storesUnderTest } from "../support/helpers.js";
-import { type PgConnection, pgConnect } from "../support/pg.js";
-import { startService } from "../support/service.js";
+import { migrateThrough, type PgConnection, pgConnect } from "../support/pg.js";
+import { freePort, spawnNpmStart, startService } from "../support/service.js";
 
 const kinds = await storesUnderTest();
 const postgresSkip = kinds.find((k) => k.name === "postgres")?.skip ?? "no PostgreSQL";
@@ -137,6 +138,116 @@ describe("each migration applied at start-up is one log line", () => {
     try {
       await check(database.url, "postgres");
     } finally {
+      await database.drop();
+    }
+  });
+});
+
+/** Polls `check` every 100 ms until it holds, for at most `ms`. */
+async function until(what: string, ms: number, check: () => boolean | Promise<boolean>) {
+  for (const deadline = Date.now() + ms; !(await check()); await sleep(100)) {
+    assert.ok(Date.now() < deadline, `no ${what} within ${ms} ms`);
+  }
+}
+
+const progressLines = (output: string) =>
+  output
+    .split("\n")
+    .filter((line) => line.includes('"msg":"migration progress"'))
+    .map((line) => JSON.parse(line) as { version: number; done: number; of: number });
+
+describe("a migration that writes every book, on PostgreSQL", { skip: postgresSkip }, () => {
+  // Version 8 writes every book's words again. 6 batches of books, each statement made to take
+  // 0.25 s by a trigger of the test's: 15 s of migration, past a progress interval.
+  const books = 6 * MIGRATION_BATCH;
+  const catalogue = async () => {
+    const database = await freshPostgresDatabase();
+    const db = await pgConnect(database.url);
+    await migrateThrough(db, 7);
+    await db.script(`
+      INSERT INTO books (title, author, year)
+        SELECT 'Volume ' || i, 'Scribe ' || (i % 97), 1500 + i % 500 FROM generate_series(1, ${books}) i;
+      CREATE FUNCTION slowly() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.25); RETURN NULL; END $$;
+      CREATE TRIGGER slowly AFTER UPDATE ON books FOR EACH STATEMENT EXECUTE FUNCTION slowly();`);
+    return { database, db };
+  };
+  const fingerprint = async (db: PgConnection) =>
+    (
+      await db.sql<{
+        md5: string;
+      }>`SELECT md5(string_agg(id || title || author || year, ',' ORDER BY id)) FROM books`
+    )[0]?.md5;
+
+  test("logs its progress, answers /health and 503 meanwhile, and after a kill -9 carries on", async () => {
+    const { database, db } = await catalogue();
+    const before = await fingerprint(db);
+    const port = await freePort();
+    const env = {
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      DB_URL: database.url,
+      SECRET_TOKEN: "migration-progress-secret-of-at-least-32-bytes",
+      AUTH_USERNAME: "librarian",
+      AUTH_PASSWORD: "migration-progress-password",
+      LOG_LEVEL: "info",
+    };
+    const url = `http://127.0.0.1:${port}`;
+    const get = async (path: string) => {
+      const response = await fetch(`${url}${path}`);
+      return { status: response.status, body: (await response.json()) as { message: string } };
+    };
+    const through = async () =>
+      Number(
+        (await db.sql<{ n: string }>`SELECT derived_through AS n FROM schema_migration_progress`)[0]
+          ?.n ?? 0,
+      );
+    const started: ReturnType<typeof spawnNpmStart>[] = [];
+    try {
+      const first = spawnNpmStart(env, { direct: true });
+      started.push(first);
+      await until("progress line", 10_000, () => progressLines(first.output()).length > 0);
+      assert.deepEqual(progressLines(first.output())[0], {
+        ...progressLines(first.output())[0],
+        version: 8,
+        done: 0,
+        of: books,
+      });
+      const health = await get("/health");
+      assert.equal(health.status, 200);
+      assert.equal(health.body.message, "OK");
+      assert.deepEqual(await get("/ready"), {
+        status: 503,
+        body: { status: 503, message: "Service unavailable", data: null },
+      });
+      assert.equal((await get("/books")).status, 503);
+      // Killed once a batch has committed: the next start carries on after it.
+      await until("batch committed", 10_000, async () => (await through()) > 0);
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const done = await through();
+      assert.ok(done < books, `all ${books} written before the kill`);
+
+      const second = spawnNpmStart(env, { direct: true });
+      started.push(second);
+      await until("service", 30_000, () => second.output().includes("Server listening at"));
+      const lines = progressLines(second.output());
+      assert.ok(lines.length >= 2, `progress lines: ${JSON.stringify(lines)}`);
+      assert.ok((lines[0]?.done ?? 0) >= done, "wrote again what the first start had written");
+      assert.ok((lines[1]?.done ?? 0) > (lines[0]?.done ?? 0));
+      assert.equal((await get("/ready")).status, 200);
+      assert.equal(await fingerprint(db), before, "a book changed");
+      const [unwritten] = await db.sql<{ n: string }>`
+        SELECT count(*) AS n FROM books WHERE title_words = ''::tsvector`;
+      assert.equal(Number(unwritten?.n), 0);
+      second.child.kill("SIGTERM");
+      assert.equal(await second.exited, 0);
+    } catch (error) {
+      for (const { output } of started) console.error(output());
+      throw error;
+    } finally {
+      for (const { child } of started) child.kill("SIGKILL");
+      await db.end();
       await database.drop();
     }
   });

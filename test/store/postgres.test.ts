@@ -22,7 +22,7 @@ import {
 } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import { commonBooks, freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
-import { insertStoredBooks, type PgConnection, pgConnect } from "../support/pg.js";
+import { insertStoredBooks, migrateThrough, type PgConnection, pgConnect } from "../support/pg.js";
 import { freePort } from "../support/service.js";
 import {
   asSent,
@@ -40,16 +40,6 @@ const postgres = (await storesUnderTest()).find((k) => k.name === "postgres");
 /** The statements that have changed books: the commit counter's trigger counts each (migration 5). */
 const statementsOnBooks = async (db: PgConnection) =>
   Number((await db.sql<{ n: string }>`SELECT sum(commits) AS n FROM books_changes`)[0]?.n);
-
-/** Applies the migrations up to `version` as a build of that version would have, recorded. */
-async function migrateThrough(db: PgConnection, version: number): Promise<void> {
-  await db.sql`CREATE TABLE schema_migrations (
-    version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-  for (const step of MIGRATIONS.filter((m) => m.version <= version)) {
-    await db.script(step.postgres);
-    await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
-  }
-}
 
 describe("PostgreSQL store", { skip: postgres?.skip ?? "no PostgreSQL" }, () => {
   test("instances starting at once migrate once (advisory lock), and all serve", async () => {

@@ -3,6 +3,7 @@
 import pg from "pg";
 import sqlTag from "sql-template-tag";
 import type { NewBook } from "../../src/rules/book.js";
+import { MIGRATIONS } from "../../src/store/migrations.js";
 import { DERIVED_COLUMNS, DERIVED_VALUES, derivedArrays } from "../../src/store/postgres/books.js";
 import { types } from "../../src/store/postgres/pool.js";
 
@@ -51,4 +52,14 @@ export async function insertStoredBooks(db: PgConnection, books: readonly NewBoo
       ${books.map((b) => b.year)}::int[], ${derivedArrays(books)})
       WITH ORDINALITY AS x(t, a, y, tw, aw, tk, ak, n)
     ORDER BY n`;
+}
+
+/** Applies the migrations up to `version` as a build of that version would have, recorded. */
+export async function migrateThrough(db: PgConnection, version: number): Promise<void> {
+  await db.sql`CREATE TABLE schema_migrations (
+    version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+  for (const step of MIGRATIONS.filter((m) => m.version <= version)) {
+    await db.script(step.postgres);
+    await db.sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`;
+  }
 }

@@ -37,7 +37,7 @@ export interface StartOptions {
   ownGroup?: boolean;
 }
 
-function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
+export function spawnNpmStart(env: Record<string, string>, options: StartOptions = {}) {
   const direct = options.direct || options.nodeArgs !== undefined;
   const node = [process.execPath, ...(options.nodeArgs ?? []), "dist/server/main.js"];
   const [command, args] =

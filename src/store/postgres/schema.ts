@@ -1,7 +1,12 @@
 import sql, { empty } from "sql-template-tag";
-import { type AppliedMigration, describeMigration } from "../applied-migrations.js";
+import {
+  type AppliedMigration,
+  describeMigration,
+  type MigrationLog,
+  progressOf,
+} from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
-import { pendingMigrations } from "../migrations.js";
+import { type Migration, pendingMigrations } from "../migrations.js";
 import { derivedArrays } from "./books.js";
 import type { Db, Queryable } from "./pool.js";
 
@@ -15,52 +20,114 @@ export const MIGRATION_LOCK = 0x626f6f6b; // "book"
  */
 export const MIGRATION_TIMEOUT_SECONDS = 3600;
 
+/** The books a transaction of a step that writes every book writes, in statements of 1,000. */
+export const MIGRATION_BATCH = 10_000;
+
+/** Where a step that writes every book has come to, in a transaction of its own. */
+type Turn = { applied: AppliedMigration } | { step: Migration; through: number } | "current";
+
 /**
- * Brings the schema up to date in one transaction, within `timeoutMs`. It needs no session of
- * its own (the lock is the transaction's), so it runs through a transaction pooler too.
+ * Brings the schema up to date within `timeoutMs`, a step a transaction, each under the
+ * migration lock: instances starting together take turns, and each step is applied once. A
+ * step that writes every book commits its schema first, then its books in batches of
+ * MIGRATION_BATCH, recording how far it has come with each: a start after a crash, or
+ * another instance, carries on from there. It needs no session of its own (the lock is each
+ * transaction's), so it runs through a transaction pooler too.
  */
 export async function migrate(
   db: Db,
   timeoutMs = MIGRATION_TIMEOUT_SECONDS * 1000,
-): Promise<AppliedMigration[]> {
+  log?: MigrationLog,
+): Promise<void> {
   const late = () =>
     new Error(
       `the migrations did not end within ${timeoutMs / 1000} s (another instance migrating it, or a very large catalogue: docs/postgresql.md)`,
     );
-  // A statement is bounded by the whole, not by the store timeout; the whole ends first.
-  const migrating = db.transaction(
-    async (tx) => {
-      // Instances starting together wait here in turn; the first applies, the rest find it done.
-      await tx.query(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-      await tx.query(sql`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY,
-      applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )`);
-      const rows = await tx.query<{ version: number }>(sql`SELECT version FROM schema_migrations`);
-      const applied: AppliedMigration[] = [];
-      for (const step of pendingMigrations(rows.map((row) => row.version))) {
-        await tx.query(step.postgres);
-        if (step.derive !== undefined) await derive(tx, step.derive === "words and keys");
-        await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
-        applied.push(describeMigration(step, step.postgres, step.derive !== undefined));
-      }
-      return applied;
-    },
-    { timeoutMs },
-  );
+  const deadline = Date.now() + timeoutMs;
+  // A statement is bounded by what is left of the whole; the whole ends first.
+  const migrating = steps(db, log, () => deadline - Date.now());
   return withDeadline(migrating, timeoutMs, late);
 }
 
+/** Takes turns until the schema is current, or no time is left. */
+async function steps(db: Db, log: MigrationLog | undefined, left: () => number): Promise<void> {
+  let deriving: { version: number; written: number; tell: (written: number) => void } | undefined;
+  while (left() > 0) {
+    const turn = await db.transaction((tx) => nextTurn(tx), { timeoutMs: left() });
+    if (turn === "current") return;
+    if ("applied" in turn) {
+      deriving = undefined;
+      log?.applied(turn.applied);
+    } else if (deriving?.version !== turn.step.version) {
+      const counted = await countBooks(db, turn.through);
+      const tell = progressOf(turn.step.version, counted.of, counted.done, log);
+      deriving = { version: turn.step.version, written: 0, tell };
+      tell(0);
+    } else {
+      deriving.written += MIGRATION_BATCH;
+      deriving.tell(deriving.written);
+    }
+  }
+}
+
+/** The next step's schema, or its next batch of books; "current" when there is none. */
+async function nextTurn(tx: Queryable): Promise<Turn> {
+  // Instances starting together wait here in turn; each finds where the last one stopped.
+  await tx.query(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+  await tx.query(sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  )`);
+  // A step that writes every book, begun and not ended: the last book id written.
+  await tx.query(sql`CREATE TABLE IF NOT EXISTS schema_migration_progress (
+    version INTEGER PRIMARY KEY,
+    derived_through BIGINT NOT NULL
+  )`);
+  const rows = await tx.query<{ version: number }>(sql`SELECT version FROM schema_migrations`);
+  const step = pendingMigrations(rows.map((row) => row.version))[0];
+  if (step === undefined) return "current";
+  const [begun] = await tx.query<{ through: string }>(sql`
+    SELECT derived_through AS through FROM schema_migration_progress
+    WHERE version = ${step.version}`);
+  if (begun === undefined) {
+    await tx.query(step.postgres);
+    if (step.derive === undefined) return applied(tx, step);
+    await tx.query(sql`INSERT INTO schema_migration_progress VALUES (${step.version}, 0)`);
+    return { step, through: 0 };
+  }
+  const through = await derive(tx, step.derive === "words and keys", Number(begun.through));
+  if (through === undefined) {
+    await tx.query(sql`DELETE FROM schema_migration_progress WHERE version = ${step.version}`);
+    return applied(tx, step);
+  }
+  await tx.query(sql`UPDATE schema_migration_progress SET derived_through = ${through}
+    WHERE version = ${step.version}`);
+  return { step, through };
+}
+
+async function applied(tx: Queryable, step: Migration): Promise<Turn> {
+  await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
+  return { applied: describeMigration(step, step.postgres, step.derive !== undefined) };
+}
+
+/** The books, and those up to `through` (a start before this one wrote them). */
+async function countBooks(db: Db, through: number): Promise<{ of: number; done: number }> {
+  const [row] = await db.query<{ of: string; done: string }>(sql`
+    SELECT count(*) AS of, count(*) FILTER (WHERE id <= ${through}) AS done FROM books`);
+  return { of: Number(row?.of ?? 0), done: Number(row?.done ?? 0) };
+}
+
 /**
- * Writes every book's search words, and with `keys` its sort keys (see Migration.derive), a
- * thousand books a statement, in id order.
+ * Writes the search words of up to MIGRATION_BATCH books after `after`, and with `keys` their
+ * sort keys (see Migration.derive), a thousand a statement in id order; returns the last id
+ * written, or undefined when there was none left.
  */
-async function derive(tx: Queryable, keys: boolean): Promise<void> {
-  for (let after = 0; ; ) {
+async function derive(tx: Queryable, keys: boolean, after: number): Promise<number | undefined> {
+  let last: number | undefined;
+  for (let written = 0; written < MIGRATION_BATCH; written += 1000) {
     const books = await tx.query<{ id: number; title: string; author: string }>(sql`
-      SELECT id, title, author FROM books WHERE id > ${after} ORDER BY id LIMIT 1000`);
-    const last = books.at(-1);
-    if (last === undefined) return;
+      SELECT id, title, author FROM books WHERE id > ${last ?? after} ORDER BY id LIMIT 1000`);
+    if (books.length === 0) break;
     const setKeys = keys ? sql`, title_key = w.tk, author_key = w.ak` : empty;
     await tx.query(sql`UPDATE books SET
         title_words = array_to_tsvector(string_to_array(w.tw, ' ')),
@@ -68,6 +135,7 @@ async function derive(tx: Queryable, keys: boolean): Promise<void> {
       FROM unnest(${books.map((b) => b.id)}::bigint[], ${derivedArrays(books)})
         AS w(id, tw, aw, tk, ak)
       WHERE books.id = w.id`);
-    after = last.id;
+    last = books.at(-1)?.id;
   }
+  return last;
 }

@@ -1,4 +1,4 @@
-import type { OnMigrated } from "../applied-migrations.js";
+import type { MigrationLog } from "../applied-migrations.js";
 import type { ExpectedVersions } from "../book-version.js";
 import { withDeadline } from "../deadline.js";
 import {
@@ -44,8 +44,8 @@ export interface PostgresOptions {
   searchBounds?: SearchBounds;
   /** How long migrations may take (schema.ts; tests make it short). */
   migrationTimeoutMs?: number;
-  /** Told each migration applied at start-up. */
-  onMigrated?: OnMigrated;
+  /** Told each migration applied at start-up, and the progress of long ones. */
+  migrationLog?: MigrationLog;
   /** A direct or session-pooled address to LISTEN for changes on (listen.ts). */
   listenUrl?: string;
 }
@@ -150,11 +150,8 @@ function bookWrites(
 export async function connect(
   url: string,
   options: PostgresOptions & { applicationName?: string; failure?: string },
-  prepare: (db: Db) => Promise<unknown> = async (db) => {
-    for (const applied of await migrate(db, options.migrationTimeoutMs)) {
-      options.onMigrated?.(applied);
-    }
-  },
+  prepare: (db: Db) => Promise<unknown> = (db) =>
+    migrate(db, options.migrationTimeoutMs, options.migrationLog),
 ): Promise<Db> {
   const address = parsePostgresUrl(url);
   if ("problem" in address) throw new StoreOpenError(address.problem);

@@ -4,7 +4,7 @@ import { basename, dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { privateFolder } from "../../private-files.js";
 import type { Book } from "../../rules/book.js";
-import type { OnMigrated } from "../applied-migrations.js";
+import type { MigrationLog } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { sqliteAccounts } from "./accounts.js";
@@ -39,9 +39,9 @@ export function openSqliteStore(
   path: string,
   bounds = SEARCH_BOUNDS,
   timeoutMs = DEFAULT_TIMEOUT_MS,
-  onMigrated?: OnMigrated,
+  migrationLog?: MigrationLog,
 ): BookStore {
-  const db = openDatabase(path, onMigrated);
+  const db = openDatabase(path, migrationLog);
   const books = bookStatements(db);
   // Writes sent and not yet answered: a change the writer has not yet told of may be theirs.
   let writing = 0;
@@ -115,12 +115,12 @@ export function openSqliteStore(
 // long on the event loop at most.
 const READ_LOCK_WAIT_MS = 20;
 
-function openDatabase(path: string, onMigrated?: OnMigrated): DatabaseSync {
+function openDatabase(path: string, migrationLog?: MigrationLog): DatabaseSync {
   try {
     // Others who may write the folder could plant the -wal or -shm SQLite opens beside it.
     if (path !== ":memory:") privateFolder(dirname(path), "its folder");
     const db = connect(path);
-    for (const applied of migrate(db)) onMigrated?.(applied);
+    for (const applied of migrate(db)) migrationLog?.applied(applied);
     // This connection only reads once the schema is ready (in WAL, readers take no lock that
     // a writer holds): no read sleeps on the event loop waiting for one.
     if (path !== ":memory:") db.exec(`PRAGMA busy_timeout = ${READ_LOCK_WAIT_MS}`);

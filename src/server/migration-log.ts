@@ -1,0 +1,10 @@
+import type pino from "pino";
+import type { MigrationLog } from "../store/applied-migrations.js";
+
+/** Start-up's lines of its migrations: each applied, and how far a long one has come. */
+export function migrationLog(log: pino.Logger): MigrationLog {
+  return {
+    applied: (applied) => log.info(applied, "migration applied"),
+    progress: (progress) => log.info(progress, "migration progress"),
+  };
+}
