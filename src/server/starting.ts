@@ -46,8 +46,9 @@ export async function answerWhileStarting(host: string, port: number): Promise<S
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
+        // Every answer closes its connection: none is left to wait for but those still idle.
         server.close(() => resolve());
-        server.closeAllConnections();
+        server.closeIdleConnections();
       }),
   };
 }

@@ -178,7 +178,8 @@ export interface ServerWithOutput {
 /**
  * The server itself (`node dist/server/main.js`) with `env`, on ports of its own, and its
  * standard output to the descriptor `stdout` or captured in a pipe (which the test may close);
- * resolves once /health answers, since its output may never be read.
+ * resolves once /ready answers 200 (it serves; /health answers from its start), since its
+ * output may never be read.
  */
 export async function startWithOutput(
   env: Record<string, string>,
@@ -191,7 +192,7 @@ export async function startWithOutput(
   );
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
-    if ((await answered(`${url}/health`)) === 200) break;
+    if ((await answered(`${url}/ready`)) === 200) break;
     if (tries === 300 || child.exitCode !== null) {
       child.kill("SIGKILL");
       throw new Error(`the server did not answer:\n${output()}`);
