@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
@@ -366,6 +367,40 @@ test("backup gives up on a PostgreSQL that accepts connections and never answers
   } finally {
     for (const socket of sockets) socket.destroy();
     server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a SQLite restore, which builds the books' indexes after their rows, leaves them as a migration makes them", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "books-restore-indexes-"));
+  const schemaOf = (path: string) => {
+    const db = new DatabaseSync(path);
+    const rows = db
+      .prepare(
+        "SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+      .all();
+    db.close();
+    return rows;
+  };
+  try {
+    const source = join(dir, "source.db");
+    const store = await openStore({ db: { kind: "sqlite", path: source }, pgPoolSize: 1 });
+    for (const year of [1965, 1932, 1949]) await store.create({ title: "T", author: "A", year });
+    await store.close();
+    const file = join(dir, "books.backup");
+    assert.equal((await cli(["backup", file, "--db", `sqlite:${source}`])).code, 0);
+    const restored = join(dir, "restored.db");
+    assert.equal((await cli(["restore", file, "--db", `sqlite:${restored}`])).code, 0);
+    assert.deepEqual(schemaOf(restored), schemaOf(source));
+    const db = new DatabaseSync(restored);
+    const plan = db
+      .prepare("EXPLAIN QUERY PLAN SELECT id FROM books WHERE year = 1949 ORDER BY id")
+      .all()
+      .map((row) => row.detail);
+    db.close();
+    assert.match(String(plan), /USING (COVERING )?INDEX books_year_id/);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

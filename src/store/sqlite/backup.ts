@@ -148,6 +148,19 @@ async function readSnapshot<T>(
   }
 }
 
+/** Drops the indexes of the books table; returns what makes them again, as they were. */
+function withoutBookIndexes(db: DatabaseSync): () => void {
+  const indexes = db
+    .prepare(
+      "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'books' AND sql IS NOT NULL",
+    )
+    .all() as { name: string; sql: string }[];
+  for (const { name } of indexes) db.exec(`DROP INDEX "${name}"`);
+  return () => {
+    for (const { sql } of indexes) db.exec(sql);
+  };
+}
+
 async function restore(
   db: DatabaseSync,
   pages: AsyncIterable<Book[]>,
@@ -161,6 +174,10 @@ async function restore(
   try {
     emptyCatalogue(db, replace, accounts !== undefined);
     if (accounts !== undefined) insertAccounts(db, accounts);
+    // The books' indexes are built once the books are in, a sort each, not kept up a row at a
+    // time (docs/performance.md); the same transaction, so a failed restore leaves them as
+    // they were.
+    const rebuild = withoutBookIndexes(db);
     const insert = writeStatement(
       db,
       `INSERT INTO books (id, title, author, year, title_key, author_key)
@@ -176,6 +193,7 @@ async function restore(
         index.run(book.id, indexedWords(book));
       }
     }
+    rebuild();
     // AUTOINCREMENT's counter: never below what either catalogue has given.
     db.prepare(
       `INSERT INTO sqlite_sequence (name, seq) SELECT 'books', 0
