@@ -87,7 +87,17 @@ async function singleExecutable(stage, tarball) {
   run("tar", ["xzf", tarball, "--strip-components=1", "-C", app]);
   run(
     "npm",
-    ["ci", "--omit=dev", "--ignore-scripts", "--loglevel=warn", "--no-audit", "--no-fund"],
+    // A stalled download is tried again after 30 s (npm's own bound: 5 minutes a try).
+    [
+      "ci",
+      "--omit=dev",
+      "--ignore-scripts",
+      "--loglevel=warn",
+      "--no-audit",
+      "--no-fund",
+      "--fetch-timeout=30000",
+      "--fetch-retries=3",
+    ],
     app,
   );
   const { build } = await import("vite");
