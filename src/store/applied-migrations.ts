@@ -14,7 +14,7 @@ export interface MigrationProgress {
   /** Books written, of how many; those a start before this one wrote are counted in. */
   done: number;
   of: number;
-  /** At the pace of this start so far; null before its first batch. */
+  /** At the pace of this start so far; null at its first batch. */
   secondsLeft: number | null;
 }
 
@@ -22,8 +22,51 @@ export interface MigrationProgress {
 export interface MigrationLog {
   /** Each migration applied, once committed. */
   applied(applied: AppliedMigration): void;
-  /** A step writing every book: when it begins, then at most PROGRESS_INTERVAL_MS apart. */
+  /** A step writing every book: at its first batch, then at most PROGRESS_INTERVAL_MS apart. */
   progress(progress: MigrationProgress): void;
+}
+
+/**
+ * The books a transaction of a step that writes every book writes: no lock is held for long,
+ * and a start after a crash carries on after the last batch committed.
+ */
+export const MIGRATION_BATCH = 10_000;
+
+/**
+ * A turn of migrating, a transaction: the steps it applied, and unless it has left the schema
+ * current, the step `version` that writes every book, written through the book `through`.
+ */
+export interface MigrationTurn {
+  applied: AppliedMigration[];
+  deriving?: { version: number; through: number };
+}
+
+/**
+ * Takes `next` turns until the schema is current or `going()` is false, telling `log` each
+ * step applied and a long one's progress (`count`: the books, and those through an id). The
+ * event loop runs between turns: the port's start-up answers go on, and the lines go out.
+ */
+export async function takeTurns(
+  next: () => Promise<MigrationTurn>,
+  count: (through: number) => Promise<{ of: number; done: number }>,
+  log: MigrationLog | undefined,
+  going: () => boolean = () => true,
+): Promise<void> {
+  let deriving: { version: number; written: number; tell: (written: number) => void } | undefined;
+  while (going()) {
+    const turn = await next();
+    for (const applied of turn.applied) log?.applied(applied);
+    if (turn.deriving === undefined) return;
+    const { version, through } = turn.deriving;
+    if (deriving?.version !== version) {
+      const { of, done } = await count(through);
+      deriving = { version, written: 0, tell: progressOf(version, of, done, log) };
+    } else {
+      deriving.written += MIGRATION_BATCH;
+    }
+    deriving.tell(deriving.written);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** An operator sees a line at least this often while a step writes every book. */
@@ -33,7 +76,7 @@ export const PROGRESS_INTERVAL_MS = 10_000;
  * Told the books a step has written, in its batches: tells `log` at its first batch, then
  * once PROGRESS_INTERVAL_MS have passed since the last line.
  */
-export function progressOf(
+function progressOf(
   version: number,
   of: number,
   doneBefore: number,

@@ -2,7 +2,7 @@ import { type Config, type DbTarget, describeDb } from "../config.js";
 import type { MigrationLog } from "./applied-migrations.js";
 import type { BackupStore } from "./backup.js";
 import { openSqliteBackup } from "./sqlite/backup.js";
-import { openSqliteStore } from "./sqlite/store.js";
+import { migrateSqliteFile, openSqliteStore } from "./sqlite/store.js";
 import type { BookStore } from "./store.js";
 
 /**
@@ -16,6 +16,9 @@ export async function openStore(
 ): Promise<BookStore> {
   const { db } = config;
   if (db.kind === "sqlite") {
+    // A file migrates first, with the event loop free between its turns (a large catalogue's
+    // migration takes minutes); the store then finds it current.
+    if (db.path !== ":memory:") await migrateSqliteFile(db.path, migrationLog);
     return openSqliteStore(db.path, undefined, config.dbTimeoutMs, migrationLog);
   }
 

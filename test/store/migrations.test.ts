@@ -6,10 +6,14 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { searchTerms } from "../../src/rules/search.js";
+import { MIGRATION_BATCH, type MigrationProgress } from "../../src/store/applied-migrations.js";
 import { MIGRATIONS } from "../../src/store/migrations.js";
-import { MIGRATION_BATCH, MIGRATION_LOCK } from "../../src/store/postgres/schema.js";
+import { openStore } from "../../src/store/open.js";
+import { MIGRATION_LOCK } from "../../src/store/postgres/schema.js";
 import { openPostgresStore, STORE_OPEN_TIMEOUT_SECONDS } from "../../src/store/postgres/store.js";
 import { StoreOpenError } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
@@ -210,7 +214,7 @@ describe("a migration that writes every book, on PostgreSQL", { skip: postgresSk
       assert.deepEqual(progressLines(first.output())[0], {
         ...progressLines(first.output())[0],
         version: 8,
-        done: 0,
+        done: MIGRATION_BATCH,
         of: books,
       });
       const health = await get("/health");
@@ -249,6 +253,69 @@ describe("a migration that writes every book, on PostgreSQL", { skip: postgresSk
       for (const { child } of started) child.kill("SIGKILL");
       await db.end();
       await database.drop();
+    }
+  });
+});
+
+describe("a migration that writes every book, on SQLite", () => {
+  test("is written a batch a transaction: a start after it stopped carries on, every book intact", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-migration-batches-"));
+    const path = join(dir, "books.db");
+    const books = 2 * MIGRATION_BATCH + 500;
+    try {
+      // A catalogue as a build of version 6 left it: version 7 writes every book's keys and words.
+      const old = new DatabaseSync(path);
+      old.exec(
+        `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT) STRICT`,
+      );
+      for (const step of MIGRATIONS.filter((m) => m.version <= 6)) {
+        old.exec(step.sqlite);
+        old.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
+      }
+      old.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${books})
+        INSERT INTO books (title, author, year) SELECT 'Volume ' || i, 'Scribe ' || (i % 97), 1500 + i % 500 FROM n`);
+      const fingerprint = () =>
+        old.prepare("SELECT group_concat(id || title || author || year) AS f FROM books").get()?.f;
+      const before = fingerprint();
+      // The first start stops at its first progress line, a batch written and committed.
+      const told: MigrationProgress[] = [];
+      const stopping = {
+        applied: () => {},
+        progress: (progress: MigrationProgress) => {
+          told.push(progress);
+          throw new Error("stopped");
+        },
+      };
+      const db = { kind: "sqlite", path } as const;
+      await assert.rejects(openStore({ db, pgPoolSize: 1 }, stopping), /stopped/);
+      assert.deepEqual(
+        [...told],
+        [{ version: 7, done: MIGRATION_BATCH, of: books, secondsLeft: null }],
+      );
+      const applied: number[] = [];
+      const log = {
+        applied: (a: { version: number }) => applied.push(a.version),
+        progress: (p: MigrationProgress) => told.push(p),
+      };
+      const store = await openStore({ db, pgPoolSize: 1 }, log);
+      assert.equal(told[1]?.done, 2 * MIGRATION_BATCH, "carried on after the batch committed");
+      assert.deepEqual(
+        applied,
+        MIGRATIONS.filter((m) => m.version >= 7).map((m) => m.version),
+      );
+      assert.equal(fingerprint(), before);
+      const found = await store.list({
+        after: 0,
+        limit: 5,
+        search: searchTerms("volume 20499") ?? [],
+      });
+      assert.equal(found.count, 1);
+      const last = await store.list({ after: 0, limit: 1, sort: "title", descending: true });
+      assert.match(last.json, /"Volume 9999"/);
+      await store.close();
+      old.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -2,11 +2,13 @@ import sql, { empty } from "sql-template-tag";
 import {
   type AppliedMigration,
   describeMigration,
+  MIGRATION_BATCH,
   type MigrationLog,
-  progressOf,
+  type MigrationTurn,
+  takeTurns,
 } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
-import { type Migration, pendingMigrations } from "../migrations.js";
+import { pendingMigrations } from "../migrations.js";
 import { derivedArrays } from "./books.js";
 import type { Db, Queryable } from "./pool.js";
 
@@ -20,19 +22,12 @@ export const MIGRATION_LOCK = 0x626f6f6b; // "book"
  */
 export const MIGRATION_TIMEOUT_SECONDS = 3600;
 
-/** The books a transaction of a step that writes every book writes, in statements of 1,000. */
-export const MIGRATION_BATCH = 10_000;
-
-/** Where a step that writes every book has come to, in a transaction of its own. */
-type Turn = { applied: AppliedMigration } | { step: Migration; through: number } | "current";
-
 /**
- * Brings the schema up to date within `timeoutMs`, a step a transaction, each under the
- * migration lock: instances starting together take turns, and each step is applied once. A
- * step that writes every book commits its schema first, then its books in batches of
- * MIGRATION_BATCH, recording how far it has come with each: a start after a crash, or
- * another instance, carries on from there. It needs no session of its own (the lock is each
- * transaction's), so it runs through a transaction pooler too.
+ * Brings the schema up to date within `timeoutMs`, in turns (transactions) under the migration
+ * lock: instances starting together take turns, and each step is applied once. A step that
+ * writes every book writes MIGRATION_BATCH books a turn, recording how far it has come: a
+ * start after a crash, or another instance, carries on from there. It needs no session of its
+ * own (the lock is each transaction's), so it runs through a transaction pooler too.
  */
 export async function migrate(
   db: Db,
@@ -44,35 +39,23 @@ export async function migrate(
       `the migrations did not end within ${timeoutMs / 1000} s (another instance migrating it, or a very large catalogue: docs/postgresql.md)`,
     );
   const deadline = Date.now() + timeoutMs;
+  const left = () => deadline - Date.now();
   // A statement is bounded by what is left of the whole; the whole ends first.
-  const migrating = steps(db, log, () => deadline - Date.now());
+  const migrating = takeTurns(
+    () => db.transaction((tx) => nextTurn(tx), { timeoutMs: left() }),
+    (through) => countBooks(db, through),
+    log,
+    () => left() > 0,
+  );
   return withDeadline(migrating, timeoutMs, late);
 }
 
-/** Takes turns until the schema is current, or no time is left. */
-async function steps(db: Db, log: MigrationLog | undefined, left: () => number): Promise<void> {
-  let deriving: { version: number; written: number; tell: (written: number) => void } | undefined;
-  while (left() > 0) {
-    const turn = await db.transaction((tx) => nextTurn(tx), { timeoutMs: left() });
-    if (turn === "current") return;
-    if ("applied" in turn) {
-      deriving = undefined;
-      log?.applied(turn.applied);
-    } else if (deriving?.version !== turn.step.version) {
-      const counted = await countBooks(db, turn.through);
-      const tell = progressOf(turn.step.version, counted.of, counted.done, log);
-      deriving = { version: turn.step.version, written: 0, tell };
-      tell(0);
-    } else {
-      deriving.written += MIGRATION_BATCH;
-      deriving.tell(deriving.written);
-    }
-  }
-}
-
-/** The next step's schema, or its next batch of books; "current" when there is none. */
-async function nextTurn(tx: Queryable): Promise<Turn> {
-  // Instances starting together wait here in turn; each finds where the last one stopped.
+/**
+ * Applies the steps left, up to a batch of books written by a step that writes every book
+ * and has more left. Instances starting together wait for the lock in turn; each finds
+ * where the last one stopped.
+ */
+async function nextTurn(tx: Queryable): Promise<MigrationTurn> {
   await tx.query(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
   await tx.query(sql`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY,
@@ -84,30 +67,26 @@ async function nextTurn(tx: Queryable): Promise<Turn> {
     derived_through BIGINT NOT NULL
   )`);
   const rows = await tx.query<{ version: number }>(sql`SELECT version FROM schema_migrations`);
-  const step = pendingMigrations(rows.map((row) => row.version))[0];
-  if (step === undefined) return "current";
-  const [begun] = await tx.query<{ through: string }>(sql`
-    SELECT derived_through AS through FROM schema_migration_progress
-    WHERE version = ${step.version}`);
-  if (begun === undefined) {
-    await tx.query(step.postgres);
-    if (step.derive === undefined) return applied(tx, step);
-    await tx.query(sql`INSERT INTO schema_migration_progress VALUES (${step.version}, 0)`);
-    return { step, through: 0 };
-  }
-  const through = await derive(tx, step.derive === "words and keys", Number(begun.through));
-  if (through === undefined) {
+  const applied: AppliedMigration[] = [];
+  for (const step of pendingMigrations(rows.map((row) => row.version))) {
+    const [begun] = await tx.query<{ n: string }>(sql`
+      SELECT derived_through AS n FROM schema_migration_progress WHERE version = ${step.version}`);
+    if (begun === undefined) await tx.query(step.postgres);
+    const after = Number(begun?.n ?? 0);
+    const through =
+      step.derive === undefined
+        ? undefined
+        : await derive(tx, step.derive === "words and keys", after);
+    if (through !== undefined) {
+      await tx.query(sql`INSERT INTO schema_migration_progress VALUES (${step.version}, ${through})
+        ON CONFLICT (version) DO UPDATE SET derived_through = EXCLUDED.derived_through`);
+      return { applied, deriving: { version: step.version, through } };
+    }
     await tx.query(sql`DELETE FROM schema_migration_progress WHERE version = ${step.version}`);
-    return applied(tx, step);
+    await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
+    applied.push(describeMigration(step, step.postgres, step.derive !== undefined));
   }
-  await tx.query(sql`UPDATE schema_migration_progress SET derived_through = ${through}
-    WHERE version = ${step.version}`);
-  return { step, through };
-}
-
-async function applied(tx: Queryable, step: Migration): Promise<Turn> {
-  await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
-  return { applied: describeMigration(step, step.postgres, step.derive !== undefined) };
+  return { applied };
 }
 
 /** The books, and those up to `through` (a start before this one wrote them). */

@@ -1,7 +1,14 @@
 import { existsSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { sortKey } from "../../rules/search.js";
-import { type AppliedMigration, describeMigration } from "../applied-migrations.js";
+import {
+  type AppliedMigration,
+  describeMigration,
+  MIGRATION_BATCH,
+  type MigrationLog,
+  type MigrationTurn,
+  takeTurns,
+} from "../applied-migrations.js";
 import { pendingMigrations } from "../migrations.js";
 import { SQLITE_CANTOPEN } from "./errors.js";
 import { indexedWords } from "./search-index.js";
@@ -64,44 +71,86 @@ export function transaction<T>(db: DatabaseSync, body: () => T): T {
   }
 }
 
-/** Brings the schema up to date; returns the steps applied, once committed. */
+/**
+ * Brings the schema up to date in turns (IMMEDIATE transactions); returns the steps applied.
+ * A step that writes every book writes MIGRATION_BATCH books a turn, recording how far it
+ * has come: a start after a crash carries on from there.
+ */
 export function migrate(db: DatabaseSync): AppliedMigration[] {
-  // Two processes starting at once apply each step once.
-  return transaction(db, () => {
-    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY,
-      applied_at TEXT NOT NULL DEFAULT (datetime('now'))
-    ) STRICT`);
-    const applied = db
-      .prepare("SELECT version FROM schema_migrations")
-      .all()
-      .map((row) => row.version as number);
-    return pendingMigrations(applied).map((step) => {
-      db.exec(step.sqlite);
-      const derives = step.derive !== undefined && step.derive !== "postgres words";
-      if (derives) derive(db, step.derive === "words and keys");
-      db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
-      return describeMigration(step, step.sqlite, derives);
-    });
-  });
+  const applied: AppliedMigration[] = [];
+  for (;;) {
+    const turn = transaction(db, () => nextTurn(db));
+    applied.push(...turn.applied);
+    if (turn.deriving === undefined) return applied;
+  }
 }
 
-/** Writes every book's search words, and with `keys` its sort keys (see Migration.derive). */
-function derive(db: DatabaseSync, keys: boolean): void {
+/** migrate, with the event loop running between its turns, telling `log` as it goes. */
+export function migrateInTurns(db: DatabaseSync, log?: MigrationLog): Promise<void> {
+  return takeTurns(
+    async () => transaction(db, () => nextTurn(db)),
+    async (through) => {
+      const row = db
+        .prepare("SELECT count(*) AS of, count(*) FILTER (WHERE id <= ?) AS done FROM books")
+        .get(through);
+      return { of: Number(row?.of ?? 0), done: Number(row?.done ?? 0) };
+    },
+    log,
+  );
+}
+
+/**
+ * Applies the steps left, up to a batch of books written by a step that writes every book
+ * and has more left. Two processes starting at once take turns (each turn is IMMEDIATE).
+ */
+function nextTurn(db: DatabaseSync): MigrationTurn {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      applied_at TEXT NOT NULL DEFAULT (datetime('now'))
+    ) STRICT;
+    CREATE TABLE IF NOT EXISTS schema_migration_progress (
+      version INTEGER PRIMARY KEY,
+      derived_through INTEGER NOT NULL
+    ) STRICT`);
+  const versions = db.prepare("SELECT version FROM schema_migrations").all();
+  const applied: AppliedMigration[] = [];
+  for (const step of pendingMigrations(versions.map((row) => row.version as number))) {
+    const derives = step.derive !== undefined && step.derive !== "postgres words";
+    const begun = db
+      .prepare("SELECT derived_through AS n FROM schema_migration_progress WHERE version = ?")
+      .get(step.version)?.n as number | undefined;
+    if (begun === undefined) db.exec(step.sqlite);
+    const through = derives ? derive(db, step.derive === "words and keys", begun ?? 0) : undefined;
+    if (through !== undefined) {
+      db.prepare("INSERT OR REPLACE INTO schema_migration_progress VALUES (?, ?)").run(
+        step.version,
+        through,
+      );
+      return { applied, deriving: { version: step.version, through } };
+    }
+    db.prepare("DELETE FROM schema_migration_progress WHERE version = ?").run(step.version);
+    db.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
+    applied.push(describeMigration(step, step.sqlite, derives));
+  }
+  return { applied };
+}
+
+/**
+ * Writes the search words of up to MIGRATION_BATCH books after `after`, and with `keys` their
+ * sort keys (see Migration.derive); returns the last id written, or undefined when there was
+ * none left.
+ */
+function derive(db: DatabaseSync, keys: boolean, after: number): number | undefined {
   const index = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
   const setKeys =
     keys && writeStatement(db, "UPDATE books SET title_key = ?, author_key = ? WHERE id = ?");
-  // A thousand at a time in id order: rows are not changed under a statement still reading.
-  const next = db.prepare(
-    "SELECT id, title, author FROM books WHERE id > ? ORDER BY id LIMIT 1000",
-  );
-  for (let after = 0; ; ) {
-    const books = next.all(after) as unknown as { id: number; title: string; author: string }[];
-    if (books.length === 0) return;
-    for (const book of books) {
-      index.run(book.id, indexedWords(book));
-      if (setKeys) setKeys.run(sortKey(book.title), sortKey(book.author), book.id);
-    }
-    after = books.at(-1)?.id as number;
+  // Read whole before any is written: rows are not changed under a statement still reading.
+  const books = db
+    .prepare("SELECT id, title, author FROM books WHERE id > ? ORDER BY id LIMIT ?")
+    .all(after, MIGRATION_BATCH) as unknown as { id: number; title: string; author: string }[];
+  for (const book of books) {
+    index.run(book.id, indexedWords(book));
+    if (setKeys) setKeys.run(sortKey(book.title), sortKey(book.author), book.id);
   }
+  return books.at(-1)?.id;
 }

@@ -16,7 +16,7 @@ import { type Changed, type Write, writeStatements } from "./group-commit.js";
 import { createKeptReads } from "./kept-reads.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
 import { watchPrimary, writerInPrimary } from "./primary-writer.js";
-import { connect, migrate } from "./schema.js";
+import { connect, migrate, migrateInTurns } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
 import { localWriter, threadWriter } from "./writer.js";
 
@@ -126,11 +126,33 @@ function openDatabase(path: string, migrationLog?: MigrationLog): DatabaseSync {
     if (path !== ":memory:") db.exec(`PRAGMA busy_timeout = ${READ_LOCK_WAIT_MS}`);
     return db;
   } catch (error) {
-    const reason = (path !== ":memory:" && notWritable(path)) || (error as Error).message;
-    throw new StoreOpenError(`cannot prepare the SQLite store at ${path}: ${reason}`, {
-      cause: error,
-    });
+    throw cannotPrepare(path, error);
   }
+}
+
+/**
+ * Brings the schema of the file at `path` (made when absent) up to date with the event loop
+ * running between its turns (schema.ts), telling `log` as it goes, before the store opens.
+ */
+export async function migrateSqliteFile(path: string, log?: MigrationLog): Promise<void> {
+  try {
+    privateFolder(dirname(path), "its folder");
+    const db = connect(path);
+    try {
+      await migrateInTurns(db, log);
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    throw cannotPrepare(path, error);
+  }
+}
+
+function cannotPrepare(path: string, error: unknown): StoreOpenError {
+  const reason = (path !== ":memory:" && notWritable(path)) || (error as Error).message;
+  return new StoreOpenError(`cannot prepare the SQLite store at ${path}: ${reason}`, {
+    cause: error,
+  });
 }
 
 /**
