@@ -61,8 +61,20 @@ describe("the log destination", () => {
   });
 });
 
-/** 200 requests that log, each answered within a second; then SIGTERM ends the process. */
+/**
+ * 200 requests that log, each answered within a second; then SIGTERM ends the process. A
+ * failing check kills it: no server outlives the test.
+ */
 async function servesThenStops(server: ServerWithOutput) {
+  try {
+    await servesThenStopsOrThrows(server);
+  } catch (error) {
+    server.child.kill("SIGKILL");
+    throw error;
+  }
+}
+
+async function servesThenStopsOrThrows(server: ServerWithOutput) {
   const login = JSON.stringify({ username: "librarian", password: "log-destination-password" });
   for (let n = 0; n < 100; n++) {
     assert.equal(await answered(`${server.url}/health`), 200, `request ${n}`);
