@@ -12,6 +12,7 @@ import { LATEST_VERSION, MIGRATIONS } from "../../src/store/migrations.js";
 import { openStore } from "../../src/store/open.js";
 import { updateBooks } from "../../src/store/postgres/books.js";
 import { openDb } from "../../src/store/postgres/pool.js";
+import { BOOK_WRITES_LOCK } from "../../src/store/postgres/statement.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
 import { type PostgresAddress, parsePostgresUrl } from "../../src/store/postgres/url.js";
 import {
@@ -19,6 +20,7 @@ import {
   type BookStore,
   SearchTooBroadError,
   StoreOpenError,
+  StoreUnavailableError,
 } from "../../src/store/store.js";
 import { describe } from "../support/describe.js";
 import { commonBooks, freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
@@ -59,6 +61,29 @@ describe("PostgreSQL store", { skip: postgres?.skip ?? "no PostgreSQL" }, () => 
     await admin.end();
     await Promise.all(stores.map((s) => s.close()));
     await schema.drop();
+  });
+
+  test("catalogues in two schemas of one database: a write waits only for its own's lock", async () => {
+    const [one, other] = [await freshPostgresSchema(), await freshPostgresSchema()];
+    const open = (url: string) =>
+      openStore({ db: { kind: "postgres", url }, pgPoolSize: 1, dbTimeoutMs: 1_000 });
+    const [first, second] = [await open(one.dbUrl), await open(other.dbUrl)];
+    // A session holds the first catalogue's lock of book writes, as a long restore would.
+    const holder = await pgConnect(one.dbUrl);
+    await holder.sql`SELECT pg_advisory_lock(${BOOK_WRITES_LOCK}, hashtext(current_schema()))`;
+    try {
+      const started = Date.now();
+      assert.equal((await second.create(DUNE)).title, DUNE.title);
+      assert.ok(
+        Date.now() - started < 900,
+        `the other catalogue waited ${Date.now() - started} ms`,
+      );
+      await assert.rejects(first.create(DUNE), StoreUnavailableError);
+    } finally {
+      await holder.end();
+      await Promise.all([first.close(), second.close()]);
+      await Promise.all([one.drop(), other.drop()]);
+    }
   });
 
   for (const before of OLD_VERSIONS)

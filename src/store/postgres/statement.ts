@@ -14,7 +14,11 @@ const SET_BOUNDS = `SELECT WHERE (set_config('statement_timeout', $1, true)
   || set_config('lock_timeout', $2, true)) IS NULL`;
 const BOUNDS_NAME = "bc_bounds";
 
-/** pg_advisory_xact_lock key shared by every instance that writes books in this database. */
+/**
+ * The first key of the lock every instance that writes books of one catalogue takes; the
+ * second is the hash of the catalogue's schema (`current_schema()`), so catalogues in other
+ * schemas of the database never wait for it.
+ */
 export const BOOK_WRITES_LOCK = 0x626b7772; // "bkwr"
 
 /**
@@ -26,7 +30,8 @@ export const BOOK_WRITES_LOCK = 0x626b7772; // "bkwr"
  * across instances, and deadlocks none.
  */
 const SET_BOUNDS_LOCKING = `SELECT WHERE (set_config('statement_timeout', $1, true)
-  || set_config('lock_timeout', $2, true) || pg_advisory_xact_lock(${BOOK_WRITES_LOCK})::text)
+  || set_config('lock_timeout', $2, true)
+  || pg_advisory_xact_lock(${BOOK_WRITES_LOCK}, hashtext(current_schema()))::text)
   IS NULL`;
 const BOUNDS_LOCKING_NAME = "bc_bounds_locking";
 
