@@ -40,12 +40,17 @@ await seedBooks({ kind: "sqlite", path }, numberedBooks(READ_IDS + DELETABLE));
 
 // As a user starts it: `npm start`, the development credentials.
 const started = Date.now();
-const service = await startService({ HOST: "127.0.0.1", PORT: "0", DB_URL: `sqlite:${path}` });
+// In a process group of its own: a failure kills npm and the server it started together (a
+// SIGKILL to npm alone leaves the server running).
+const service = await startService(
+  { HOST: "127.0.0.1", PORT: "0", DB_URL: `sqlite:${path}` },
+  { ownGroup: true },
+);
 const { url, output } = service;
 
 function fail(step: string): never {
   console.error(`soak: ${step}\n--- the service wrote:\n${output().slice(-4000)}`);
-  service.process.kill("SIGKILL");
+  process.kill(-(service.process.pid as number), "SIGKILL");
   rmSync(work, { recursive: true, force: true });
   process.exit(1);
 }
