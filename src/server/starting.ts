@@ -12,7 +12,7 @@ import { fail } from "./fail.js";
 export interface Starting {
   /** The port it answers on (the one chosen, when PORT is 0). */
   readonly port: number;
-  /** Stops answering, every connection closed. */
+  /** Stops taking connections; each one it has ends with its answer. */
   close(): Promise<void>;
 }
 
