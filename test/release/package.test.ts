@@ -24,6 +24,23 @@ const PATH = `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`;
  * for: npm's own bound is 5 minutes a try (a stalled one held this suite past its 10 minutes).
  */
 const NO_STALL = ["--no-audit", "--fetch-timeout=30000", "--fetch-retries=3"];
+/**
+ * The npm run here, in an environment of its own, reaches the registry as the npm that runs the
+ * suite does: its CA (npm hands a script its `npm_config_cafile`) and proxies. Without them, a
+ * registry reached through a TLS-inspecting proxy refuses every download, tried until the
+ * test's time runs out, unless npm's cache already holds the packages.
+ */
+const NPM_ENV = {
+  PATH,
+  HOME: process.env.HOME ?? tmpdir(),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([key]) =>
+      /^(npm_config_(cafile|ca|registry|strict_ssl|https?_proxy|proxy|noproxy)|NODE_EXTRA_CA_CERTS|(https?|no)_proxy|(HTTPS?|NO)_PROXY)$/.test(
+        key,
+      ),
+    ),
+  ),
+};
 
 describe("the release's package", () => {
   const dir = mkdtempSync(join(tmpdir(), "book-catalogue-release-"));
@@ -41,7 +58,7 @@ describe("the release's package", () => {
     await run(
       "npm",
       ["install", "--global", "--prefix", prefix, tarball, "--prefer-offline", ...NO_STALL],
-      { env: { PATH, HOME: process.env.HOME ?? dir }, cwd: dir },
+      { env: NPM_ENV, cwd: dir },
     );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -74,7 +91,7 @@ describe("the release's package", () => {
     mkdirSync(opt);
     await run("tar", ["xzf", tarball, "--strip-components=1", "-C", opt]);
     await run("npm", ["ci", "--omit=dev", "--prefer-offline", ...NO_STALL], {
-      env: { PATH, HOME: process.env.HOME ?? dir },
+      env: NPM_ENV,
       cwd: opt,
     });
     // The unit's ExecStart, and the command's wrapper (deploy/), start from these.
