@@ -123,6 +123,8 @@ for (const kind of kinds) {
         { title: `${tag} Ὀδύσσεια`, author: "Ὅμηρος", year: -700 },
         { title: `${tag} 三体`, author: "刘慈欣", year: 2008 },
         { title: `${tag} Die Straße; 100%_Pure "fun"`, author: "Anon", year: 1974 },
+        // Gothic: letters outside the Basic Multilingual Plane, two UTF-16 units each.
+        { title: `${tag} 𐌰𐌹𐍅𐌰𐌲𐌲𐌴𐌻𐌾𐍉`, author: "Wulfila", year: 360 },
       ];
       const created = [];
       for (const book of books) created.push(await create(book));
@@ -152,6 +154,10 @@ for (const kind of kinds) {
       assert.deepEqual(await titles(search("ΌΜΗΡΟΣ")), ["Ὀδύσσεια"]);
       assert.deepEqual(await titles(search("三体")), ["三体"]);
       assert.deepEqual(await titles(search("刘慈欣")), ["三体"]);
+      // A prefix is counted in characters, whatever their width.
+      for (const prefix of ["𐌰𐌹", "𐌰𐌹𐍅", "𐌰𐌹𐍅𐌰", "𐌰𐌹𐍅𐌰𐌲𐌲", "𐌰𐌹𐍅𐌰𐌲𐌲𐌴"]) {
+        assert.deepEqual(await titles(search(prefix)), ["𐌰𐌹𐍅𐌰𐌲𐌲𐌴𐌻𐌾𐍉"], prefix);
+      }
       assert.deepEqual(await titles(search("strasse")), ['Die Straße; 100%_Pure "fun"']);
       // Punctuation separates words and is never syntax.
       assert.deepEqual(await titles(search('100%_pure "FUN"')), ['Die Straße; 100%_Pure "fun"']);

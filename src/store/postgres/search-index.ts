@@ -19,13 +19,20 @@ export function lexemes(text: string): string {
   const kept = new Set<string>();
   for (const word of indexWords(text)) {
     kept.add(word);
-    const characters = [...word];
+    // A character is a code unit unless the word holds a pair: then cut by code points.
+    const characters = SURROGATE.test(word) ? [...word] : word;
     for (const length of PREFIX_LENGTHS) {
-      if (length < characters.length) kept.add(characters.slice(0, length).join(""));
+      if (length < characters.length) kept.add(prefixOf(characters, length));
     }
   }
   return [...kept].join(" ");
 }
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+const prefixOf = (characters: string | string[], length: number) =>
+  typeof characters === "string"
+    ? characters.slice(0, length)
+    : characters.slice(0, length).join("");
 
 /**
  * The tsquery for the terms: each word a quoted lexeme, a prefix query where it may be one,
