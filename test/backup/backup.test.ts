@@ -10,9 +10,11 @@ import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
+import { searchTerms } from "../../src/rules/search.js";
 import { openStore } from "../../src/store/open.js";
 import { asSent } from "../store/store-helpers.js";
 import { describe } from "../support/describe.js";
+import { pgConnect } from "../support/pg.js";
 import { login, request, type Service, startService } from "../support/service.js";
 import {
   type Catalogue,
@@ -404,3 +406,66 @@ test("a SQLite restore, which builds the books' indexes after their rows, leaves
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+describe("a PostgreSQL restore", { skip: skipOf("postgres") }, () => {
+  test("books first, indexes after: words, keys and indexes as creates make them", async () => {
+    const source = await newCatalogue("postgres");
+    const target = await newCatalogue("postgres");
+    const dir = mkdtempSync(join(tmpdir(), "books-restore-copy-"));
+    // Line ends, tabs, backslashes and quotes, which a restore writing text would have to escape.
+    const texts = [
+      "Tab\there",
+      "Two\nlines\r\nand CR",
+      "Back\\slash \\N",
+      "O'Brien's “Übung”",
+      "東京の本 Ünder",
+    ];
+    const stored = (catalogue: Catalogue) =>
+      withConnection(catalogue.dbUrl, async (db) => ({
+        books: await db.sql`SELECT id, title, author, year, title_words::text AS tw,
+          author_words::text AS aw, title_key, author_key FROM books ORDER BY id`,
+        years: await db.sql`SELECT id, year FROM books_years ORDER BY id`,
+        indexes: await db.sql`SELECT indexname,
+            replace(indexdef, current_schema() || '.', '') AS definition
+          FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`,
+      }));
+    try {
+      const store = await openStore({ db: storeAddress(source.dbUrl), pgPoolSize: 1 });
+      for (const [i, title] of texts.entries()) {
+        await store.create({ title, author: texts.at(-1 - i) as string, year: 1990 + i });
+      }
+      await store.close();
+      const file = join(dir, "books.backup");
+      assert.equal((await cli(["backup", file, "--db", source.dbUrl])).code, 0);
+      const restore = await cli(["restore", file, "--db", target.dbUrl]);
+      assert.equal(restore.code, 0, restore.stderr);
+      const [before, after] = [await stored(source), await stored(target)];
+      assert.equal(after.books.length, texts.length);
+      assert.deepEqual(after, before);
+      const restored = await openStore({ db: storeAddress(target.dbUrl), pgPoolSize: 1 });
+      try {
+        assert.equal(await restored.count({ search: searchTerms("übung") }), 2);
+        assert.equal(await restored.count({ search: searchTerms("lines") }), 2);
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await source.dispose();
+      await target.dispose();
+    }
+  });
+});
+
+/** `read` on a connection of its own to the catalogue at `url`, closed after. */
+async function withConnection<T>(
+  url: string,
+  read: (db: Awaited<ReturnType<typeof pgConnect>>) => Promise<T>,
+) {
+  const db = await pgConnect(url);
+  try {
+    return await read(db);
+  } finally {
+    await db.end();
+  }
+}

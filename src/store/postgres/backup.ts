@@ -1,5 +1,6 @@
 // Backup and restore on PostgreSQL: a snapshot is one REPEATABLE READ transaction read
-// through a cursor; a restore is one transaction that holds off other writers until it ends.
+// through a cursor; a restore is one transaction that holds off other writers until it ends,
+// its books inserted first and their indexes built after.
 import sql, { raw } from "sql-template-tag";
 import { type Book, MAX_BOOK_ID } from "../../rules/book.js";
 import {
@@ -107,7 +108,13 @@ async function restore(
   return db.transaction(async (tx) => {
     await emptyCatalogue(tx, replace, accounts !== undefined);
     if (accounts !== undefined) await insertAccounts(tx, accounts);
-    for await (const page of pages) await insertWithIds(tx, page);
+    // The books first, then their indexes, each built once from its own definition: kept
+    // while the rows went in, they took half the time (docs/performance-log.md).
+    const indexes = await dropBookIndexes(tx);
+    await insertBooks(tx, pages);
+    for (const definition of indexes) {
+      await tx.query(definition, { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
+    }
     // A new generation: no instance may serve what it kept of the catalogue replaced.
     await tx.query(sql`UPDATE catalogue_generation SET token = gen_random_uuid()::text`);
     // Last, as a sequence does not roll back: never below what either catalogue has given.
@@ -137,6 +144,40 @@ async function emptyCatalogue(tx: Queryable, replace: boolean, withAccounts: boo
   if (count > 0) await tx.query(sql`DELETE FROM books`);
   if (held > 0) await tx.query(sql`DELETE FROM accounts`);
   await restartChangeLog(tx);
+}
+
+/** How long one index of a large catalogue may take to build, past a statement's usual bound. */
+const INDEX_BUILD_TIMEOUT_MS = 3_600_000;
+
+/**
+ * Drops the indexes of the books' tables that no constraint needs (their primary keys stay),
+ * and returns the statements that make each again, as it was. Readers of the catalogue wait
+ * for the restore's end, as writers do: the service is stopped for a restore.
+ */
+async function dropBookIndexes(tx: Queryable): Promise<string[]> {
+  const indexes = await tx.query<{ name: string; definition: string }>(sql`
+    SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS definition
+    FROM pg_index i
+    WHERE i.indrelid IN ('books'::regclass, 'books_years'::regclass)
+      AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+    ORDER BY 1`);
+  for (const { name } of indexes) await tx.query(`DROP INDEX ${name}`);
+  return indexes.map((index) => index.definition);
+}
+
+/**
+ * Inserts the pages in order, PostgreSQL writing one while the next is read and its search
+ * words made here. (COPY instead was no faster, and held more memory: docs/performance-log.md.)
+ */
+async function insertBooks(tx: Queryable, pages: AsyncIterable<Book[]>): Promise<void> {
+  let writing = Promise.resolve();
+  for await (const page of pages) {
+    await writing;
+    writing = insertWithIds(tx, page);
+    // Awaited at the next page or the end; until then, a failure waits there.
+    writing.catch(() => {});
+  }
+  await writing;
 }
 
 /** The backup's accounts, ids and all; the identity then never gives an id restored. */
