@@ -34,6 +34,11 @@ export interface LoadOptions {
   token: string;
   connections: number;
   seconds: number;
+  /**
+   * How long one request may take before the generator counts it an error (a timeout): by
+   * default each generator's own (wrk 2 s, autocannon 10 s).
+   */
+  timeoutSeconds?: number;
 }
 
 /** Ids a run may delete: plenty for 2.5 % of one run's requests. */
@@ -116,6 +121,7 @@ end
         "-t1",
         `-c${options.connections}`,
         `-d${options.seconds}s`,
+        ...(options.timeoutSeconds === undefined ? [] : [`--timeout=${options.timeoutSeconds}s`]),
         "--latency",
         "-s",
         script,
@@ -178,6 +184,7 @@ async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
+    ...(options.timeoutSeconds === undefined ? {} : { timeout: options.timeoutSeconds }),
     // Headers of their own for each request: autocannon adds a body's Content-Length to the
     // headers it is given, and a GET that inherits a PUT's would wait for a body never sent.
     requests: [
