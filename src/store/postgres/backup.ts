@@ -115,6 +115,9 @@ async function restore(
     for (const definition of indexes) {
       await tx.query(definition, { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
     }
+    // The planner's statistics of the new rows, at the commit: not a minute or more later,
+    // when autovacuum would come to them, the searches until then planned on none.
+    await tx.query("ANALYZE books, books_years", { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
     // A new generation: no instance may serve what it kept of the catalogue replaced.
     await tx.query(sql`UPDATE catalogue_generation SET token = gen_random_uuid()::text`);
     // Last, as a sequence does not roll back: never below what either catalogue has given.
