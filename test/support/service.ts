@@ -1,7 +1,9 @@
 // Runs the real `npm start` as a child process, as an operator would.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Envelope } from "../../src/http/envelope.js";
@@ -48,10 +50,18 @@ export function spawnNpmStart(env: Record<string, string>, options: StartOptions
         : direct
           ? [node[0] as string, node.slice(1)]
           : ["npm", ["start"]];
+  // A temporary folder of its own (TMPDIR, unless the test gives one), removed once it has
+  // exited: a service killed with SIGKILL leaves its writer's socket folder behind in it.
+  const temporary = env.TMPDIR === undefined ? mkdtempSync(join(tmpdir(), "svc-")) : undefined;
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     // Only what npm needs from this environment, so no setting leaks in from the test run.
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...(temporary === undefined ? {} : { TMPDIR: temporary }),
+      ...env,
+    },
     stdio: ["ignore", options.stdout ?? "pipe", "pipe"],
     detached: options.ownGroup,
   });
@@ -63,7 +73,10 @@ export function spawnNpmStart(env: Record<string, string>, options: StartOptions
     output += chunk;
   });
   const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
+    child.once("exit", (code) => {
+      if (temporary !== undefined) rmSync(temporary, { recursive: true, force: true });
+      resolve(code);
+    }),
   );
   return { child, output: () => output, exited };
 }
