@@ -163,7 +163,7 @@ async function summary(store: StoreKind, dbUrl: string): Promise<string> {
  * Runs `book-catalogue ARGS` to its end, reading its peak RSS (VmHWM) every 50 ms as it runs;
  * the last value read is its peak. `onStart` is called with its pid once it is spawned.
  */
-async function runCli(
+export async function runCli(
   args: string[],
   onStart?: (pid: number) => void,
 ): Promise<CommandRun & { output: string }> {

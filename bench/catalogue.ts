@@ -1,8 +1,10 @@
 // The catalogues the scenarios run on, written straight into a migrated database with their
 // search words, as the service would have written them.
 import { DatabaseSync } from "node:sqlite";
-import type { NewBook } from "../src/rules/book.js";
+import { writeBackup } from "../src/backup/write.js";
+import type { Book, NewBook } from "../src/rules/book.js";
 import { sortKey } from "../src/rules/search.js";
+import { BACKUP_PAGE_SIZE, type BackupStore } from "../src/store/backup.js";
 import { indexedWords } from "../src/store/sqlite/search-index.js";
 import { insertStoredBooks, pgConnect } from "../test/support/pg.js";
 
@@ -119,4 +121,26 @@ export async function seedBooks(
   if (batch.length > 0) await insertStoredBooks(db, batch);
   await db.script("VACUUM ANALYZE books, books_years");
   await db.end();
+}
+
+/** Writes `count` generated books (ids 1, 2, …, no accounts) to `file` as a backup. */
+export async function writeGeneratedBackup(file: string, count: number, books: Iterable<NewBook>) {
+  async function* pages(): AsyncGenerator<Book[]> {
+    let page: Book[] = [];
+    let id = 0;
+    for (const book of books) {
+      page.push({ id: ++id, ...book });
+      if (page.length === BACKUP_PAGE_SIZE || id === count) {
+        yield page;
+        page = [];
+      }
+      if (id === count) return;
+    }
+  }
+  const generated: BackupStore = {
+    readSnapshot: (read) => read({ count, nextId: count + 1, pages, accounts: [] }),
+    restore: () => Promise.reject(new Error("a generated catalogue is only read")),
+    close: async () => {},
+  };
+  return writeBackup(generated, file);
 }

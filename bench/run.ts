@@ -21,6 +21,7 @@ import {
   USERNAME,
   WORK,
 } from "./harness.js";
+import { formatLarge, measureLarge } from "./large.js";
 import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
 
 const QUICK = process.argv.includes("--quick");
@@ -341,6 +342,24 @@ async function main() {
     console.log(
       "wrk is not installed: using autocannon, which saturates before a fast server does, so ratios read low",
     );
+  }
+  if (process.argv.includes("--books")) {
+    // `--books N`: the large catalogue's scenarios (large.ts) in place of the others.
+    const books = Number(process.argv[process.argv.indexOf("--books") + 1]);
+    if (!Number.isSafeInteger(books) || books < 1_000)
+      throw new Error("--books needs a count of 1000 or more");
+    const results = await measureLarge(stores, books, GENERATOR);
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const markdown = `# A catalogue of ${books.toLocaleString("en")} books
+
+${new Date().toISOString().slice(0, 10)} (${seconds} s): ${machine}; \`npm run bench -- --books ${books}\`.
+
+${results.map(formatLarge).join("\n\n")}
+`;
+    mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
+    writeFileSync(join(ROOT, "bench", "results", `books-${books}.md`), markdown);
+    console.log(`Written to bench/results/books-${books}.md in ${seconds} s`);
+    return;
   }
   if (process.argv.includes("--against")) {
     // `--against REF`: this tree against REF, side by side, in place of the baseline's rounds.
