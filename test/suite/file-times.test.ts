@@ -13,9 +13,7 @@ import { withoutTestContext } from "../support/env.js";
 /** package.json's test command on these files instead of the suite's. */
 function testCommand(files: string[]): string {
   const script: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.test;
-  const glob = "'test/**/*.test.ts'";
-  assert.ok(script.includes(glob), script);
-  return script.replace(glob, files.map((file) => `'${file}'`).join(" "));
+  return `${script} ${files.map((file) => `'${file}'`).join(" ")}`;
 }
 
 /** The command run as npm runs it, from the project's folder, on the Node running this test. */
@@ -74,6 +72,23 @@ describe("the test command's times a file", () => {
         "times.txt",
         "wait.mjs",
       ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("fails when a file fails, and still runs the others", () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-times-"));
+    try {
+      const header = 'import { test } from "node:test";\n';
+      const failing = join(dir, "failing.test.mjs");
+      const quick = join(dir, "quick.test.mjs");
+      writeFileSync(failing, `${header}test("fails", () => { throw new Error("no"); });\n`);
+      writeFileSync(quick, `${header}test("quick", () => {});\n`);
+      const run = runTests([failing, quick], {});
+      assert.equal(run.status, 1, run.stdout + run.stderr);
+      assert.match(run.stdout, /^✖ fails \(/m);
+      assert.match(run.stdout, /^✔ quick \(/m);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

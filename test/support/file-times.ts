@@ -1,4 +1,4 @@
-// A reporter beside spec (package.json's test script): with TEST_FILE_TIMES=path, it writes each
+// A reporter beside spec (test/support/run-suite.ts): with TEST_FILE_TIMES=path, it writes each
 // test file's time to that file, slowest first, a line a file, to see where the suite's time
 // goes; unset, it writes nothing. It yields nothing to its destination (stderr): /dev/null
 // there would fail the run, whose --test-force-exit syncs each destination before it exits.
