@@ -12,6 +12,7 @@ import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
 import { searchTerms } from "../../src/rules/search.js";
 import { openStore } from "../../src/store/open.js";
+import { openPostgresBackup } from "../../src/store/postgres/backup.js";
 import { asSent } from "../store/store-helpers.js";
 import { describe } from "../support/describe.js";
 import { pgConnect } from "../support/pg.js";
@@ -460,6 +461,40 @@ describe("a PostgreSQL restore", { skip: skipOf("postgres") }, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await source.dispose();
+      await target.dispose();
+    }
+  });
+
+  test("an index that takes longer than a page's bound is built all the same", async () => {
+    // A page's statements have a bound (a minute; a second here), the index builds an hour:
+    // a word index of 10^7 books took more than the minute, and the restore failed with it.
+    const target = await newCatalogue("postgres");
+    try {
+      await (await openStore({ db: storeAddress(target.dbUrl), pgPoolSize: 1 })).close();
+      await withConnection(target.dbUrl, async (db) => {
+        await db.script(`CREATE FUNCTION slow_id(id bigint) RETURNS bigint IMMUTABLE
+            LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.01); RETURN id; END $$;
+          CREATE INDEX books_slow ON books (slow_id(id));`);
+      });
+      const books = Array.from({ length: 200 }, (_, i) => {
+        return { id: i + 1, title: `Book ${i + 1}`, author: "Slow", year: 2000 };
+      });
+      const pages = async function* () {
+        yield books;
+      };
+      const store = await openPostgresBackup(target.dbUrl, "test", "restore", 1_000);
+      try {
+        assert.equal(await store.restore(pages(), 201, false, undefined), 201);
+      } finally {
+        await store.close();
+      }
+      const indexes = await withConnection(
+        target.dbUrl,
+        (db) => db.sql`SELECT indexname FROM pg_indexes
+          WHERE schemaname = current_schema() AND indexname = 'books_slow'`,
+      );
+      assert.equal(indexes.length, 1);
+    } finally {
       await target.dispose();
     }
   });

@@ -32,11 +32,12 @@ export async function openPostgresBackup(
   url: string,
   description: string,
   purpose: "read" | "restore",
+  pageTimeoutMs = 60_000,
 ): Promise<BackupStore> {
   const options = {
     poolSize: 1,
     // One page, or the restore's writes of one, at most; a store that stalls ends the command.
-    timeoutMs: 60_000,
+    timeoutMs: pageTimeoutMs,
     preparedStatements: false,
     description,
     applicationName: `book-catalogue ${purpose === "read" ? "backup" : "restore"}`,
@@ -112,12 +113,14 @@ async function restore(
     // while the rows went in, they took half the time (docs/performance-log.md).
     const indexes = await dropBookIndexes(tx);
     await insertBooks(tx, pages);
+    // Each one statement, not a script: a script keeps the bound of the statement before it
+    // (statement.ts), a page's minute, which a word index of 10^7 books outlasts.
     for (const definition of indexes) {
-      await tx.query(definition, { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
+      await tx.query(raw(definition), { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
     }
     // The planner's statistics of the new rows, at the commit: not a minute or more later,
     // when autovacuum would come to them, the searches until then planned on none.
-    await tx.query("ANALYZE books, books_years", { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
+    await tx.query(raw("ANALYZE books, books_years"), { timeoutMs: INDEX_BUILD_TIMEOUT_MS });
     // A new generation: no instance may serve what it kept of the catalogue replaced.
     await tx.query(sql`UPDATE catalogue_generation SET token = gen_random_uuid()::text`);
     // Last, as a sequence does not roll back: never below what either catalogue has given.
