@@ -29,35 +29,54 @@ export function refusesCursor(query: ListQuery, error: unknown): boolean {
 
 export type ListingState = ReturnType<typeof useListing>;
 
+/**
+ * How many books `query`'s filters match, asked on its own so that the rows never wait for
+ * it: PostgreSQL counts 10^7 books in about a second, and refuses to count a word that common
+ * (400). Undefined when it could not be counted: the pages are then not numbered.
+ */
+function countBooks(client: BookCatalogueClient, query: ListQuery): Promise<number | undefined> {
+  // The filters only: the count is the same on every page, and a cursor may be refused.
+  const { q, author, year } = query;
+  return client.listPage({ q, author, year, limit: 1 }, { count: true }).then(
+    (page) => page.total,
+    () => undefined,
+  );
+}
+
 export function useListing(client: BookCatalogueClient, query: ListQuery, outcome: Outcome) {
   const [books, setBooks] = useState<Book[]>();
   const [next, setNext] = useState<ListQuery>();
-  // How many books the search matches: asked for with the first page of each search and after
-  // each change, not with every page (the service counts only when asked).
-  const [total, setTotal] = useState<number>();
+  // How many books the search matches, and which search that is: asked for with the first page
+  // of each search and after each change, not with every page (the service counts only when
+  // asked). Another search's count is never shown.
+  const [count, setCount] = useState<{ q: string; n: number }>();
   const counted = useRef<string>();
   // What the rows shown answer: until it is the current query, they are the old rows, dimmed.
   const [settled, setSettled] = useState<{ query: ListQuery; reload: number }>();
   const [reloads, setReloads] = useState(0);
 
   const loading = settled?.query !== query || settled.reload !== reloads;
+  const total = count?.q === (query.q ?? "") ? count.n : undefined;
   // Each load of the page: a quiet refresh answered after another load began is dropped.
   const loads = useRef(0);
+  const recount = (q: string, key: string, stillWanted: () => boolean) =>
+    countBooks(client, query).then((n) => {
+      if (!stillWanted()) return;
+      counted.current = key;
+      if (n !== undefined) setCount({ q, n });
+    });
   useEffect(() => {
     let current = true;
     loads.current += 1;
     const reload = reloads;
-    const countKey = JSON.stringify([query.q ?? "", reload]);
-    const count = counted.current !== countKey;
-    client.listPage(query, { count }).then(
+    const q = query.q ?? "";
+    const countKey = JSON.stringify([q, reload]);
+    if (counted.current !== countKey) void recount(q, countKey, () => current);
+    client.listPage(query).then(
       (page) => {
         if (!current) return;
         setBooks(page.books);
         setNext(page.next);
-        if (page.total !== undefined) {
-          counted.current = countKey;
-          setTotal(page.total);
-        }
         outcome.answered();
         setSettled({ query, reload });
       },
@@ -82,12 +101,13 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
    */
   const refresh = async (): Promise<Book[] | "superseded" | "failed"> => {
     const load = loads.current;
-    const page = await client.listPage(query, { count: true }).catch(() => undefined);
+    const q = query.q ?? "";
+    void recount(q, JSON.stringify([q, reloads]), () => load === loads.current);
+    const page = await client.listPage(query).catch(() => undefined);
     if (load !== loads.current) return "superseded";
     if (page === undefined) return "failed";
     setBooks(page.books);
     setNext(page.next);
-    setTotal(page.total);
     return page.books;
   };
   /**
@@ -96,7 +116,7 @@ export function useListing(client: BookCatalogueClient, query: ListQuery, outcom
    */
   const replace = (change: (books: Book[]) => Book[], counted = 0) => {
     setBooks((shown) => (shown === undefined ? shown : change(shown)));
-    if (counted !== 0) setTotal((before) => (before === undefined ? before : before + counted));
+    if (counted !== 0) setCount((before) => before && { ...before, n: before.n + counted });
   };
   return { books, next, total, loading, reload, refresh, replace };
 }
