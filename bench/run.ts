@@ -23,6 +23,7 @@ import {
 } from "./harness.js";
 import { formatLarge, measureLarge } from "./large.js";
 import { DELETE_BLOCK, hasWrk, type LoadResult, NEW_BOOK, runLoad, type Traffic } from "./load.js";
+import { formatUpgrade, measureUpgrade } from "./upgrade.js";
 
 const QUICK = process.argv.includes("--quick");
 /** `--only <text>`: just the scenarios whose name contains the text (or one of `a|b`). */
@@ -343,22 +344,30 @@ async function main() {
       "wrk is not installed: using autocannon, which saturates before a fast server does, so ratios read low",
     );
   }
-  if (process.argv.includes("--books")) {
-    // `--books N`: the large catalogue's scenarios (large.ts) in place of the others.
-    const books = Number(process.argv[process.argv.indexOf("--books") + 1]);
+  // `--books N` (large.ts) or `--upgrade N` (upgrade.ts): those scenarios in place of the others.
+  for (const [flag, name, heading] of [
+    ["--books", "books", "A catalogue of"],
+    ["--upgrade", "upgrade", "An upgrade of"],
+  ] as const) {
+    if (!process.argv.includes(flag)) continue;
+    const books = Number(process.argv[process.argv.indexOf(flag) + 1]);
     if (!Number.isSafeInteger(books) || books < 1_000)
-      throw new Error("--books needs a count of 1000 or more");
-    const results = await measureLarge(stores, books, GENERATOR);
+      throw new Error(`${flag} needs a count of 1000 or more`);
+    const results =
+      flag === "--books"
+        ? (await measureLarge(stores, books, GENERATOR)).map(formatLarge)
+        : (await measureUpgrade(stores, books)).map(formatUpgrade);
     const seconds = Math.round((Date.now() - started) / 1000);
-    const markdown = `# A catalogue of ${books.toLocaleString("en")} books
+    const markdown = `# ${heading} ${books.toLocaleString("en")} books
 
-${new Date().toISOString().slice(0, 10)} (${seconds} s): ${machine}; \`npm run bench -- --books ${books}\`.
+${new Date().toISOString().slice(0, 10)} (${seconds} s): ${machine}; \`npm run bench -- ${flag} ${books}\`.
 
-${results.map(formatLarge).join("\n\n")}
+${results.join("\n\n")}
 `;
+    const file = `${name}-${books}.md`;
     mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
-    writeFileSync(join(ROOT, "bench", "results", `books-${books}.md`), markdown);
-    console.log(`Written to bench/results/books-${books}.md in ${seconds} s`);
+    writeFileSync(join(ROOT, "bench", "results", file), markdown);
+    console.log(`Written to bench/results/${file} in ${seconds} s`);
     return;
   }
   if (process.argv.includes("--against")) {
