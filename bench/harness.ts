@@ -65,6 +65,8 @@ export async function seededDatabase(
 export interface Running {
   url: string;
   child: ChildProcess;
+  /** Where its output goes. */
+  logPath: string;
   stop(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startProcess(
   env: Record<string, string>,
   portPattern: RegExp,
   cwd = ROOT,
+  startMs = 30_000,
 ): Promise<Running> {
   const logPath = join(WORK, `log-${randomBytes(4).toString("hex")}.txt`);
   const log = openSync(logPath, "w");
@@ -82,13 +85,14 @@ export async function startProcess(
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", ...env },
     stdio: ["ignore", log, log],
   });
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + startMs;
   for (;;) {
     const port = portPattern.exec(readFileSync(logPath, "utf8"))?.[1];
     if (port) {
       return {
         url: `http://127.0.0.1:${port}`,
         child,
+        logPath,
         stop: () =>
           new Promise((resolve) => {
             child.once("exit", () => resolve());
@@ -105,12 +109,15 @@ export async function startProcess(
   }
 }
 
-/** The service built in `root` (this tree, or another build beside it), started from `entry`. */
+/**
+ * The service built in `root` (this tree, or another build beside it), started from `entry`,
+ * listening within `startMs` (a migration of a large catalogue takes longer).
+ */
 export const startService = (
   dbUrl: string,
   workers = 1,
   env: Record<string, string> = {},
-  { root, entry } = { root: ROOT, entry: "dist/server/main.js" },
+  { root = ROOT, entry = "dist/server/main.js", startMs = 30_000 } = {},
 ) =>
   startProcess(
     [entry],
@@ -127,6 +134,7 @@ export const startService = (
     },
     /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
     root,
+    startMs,
   );
 
 export async function startBaseline(sample: { status: number; contentType: string; body: string }) {

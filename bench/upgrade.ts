@@ -4,16 +4,15 @@
 // the longest silence between two lines, the service's peak memory, and on PostgreSQL the WAL
 // written. Version 7 writes every book's search words and sort keys; on PostgreSQL version 8
 // writes the words once more.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { NewBook } from "../src/rules/book.js";
 import { MIGRATIONS } from "../src/store/migrations.js";
 import { migrateThrough, type PgConnection, pgConnect } from "../test/support/pg.js";
 import { searchableBooks } from "./catalogue.js";
-import { PASSWORD, ROOT, rssMb, type StoreKind, USERNAME, WORK } from "./harness.js";
+import { rssMb, type StoreKind, startService, WORK } from "./harness.js";
 
 const FROM_VERSION = 6;
 const PAGE = 10_000;
@@ -125,39 +124,20 @@ export async function measureUpgrade(stores: StoreKind[], books: number) {
 
 /** Starts the built service on the old catalogue and waits until it serves, then stops it. */
 async function upgrade(dbUrl: string) {
-  const logPath = join(WORK, `upgrade-${randomBytes(4).toString("hex")}.log`);
-  const output = openSync(logPath, "w");
-  const child = spawn(process.execPath, ["dist/server/main.js"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
-      ...{ HOST: "127.0.0.1", PORT: "0", NODE_ENV: "production", LOG_LEVEL: "info" },
-      ...{ DB_URL: dbUrl, SECRET_TOKEN: "u".repeat(40) },
-      ...{ AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
-    },
-    stdio: ["ignore", output, output],
-  });
   const started = Date.now();
-  let peakRssMb = 0;
+  const service = await startService(
+    dbUrl,
+    1,
+    { LOG_LEVEL: "info" },
+    { startMs: UPGRADE_LIMIT_MS },
+  );
   try {
-    for (;;) {
-      const log = readFileSync(logPath, "utf8");
-      if (child.exitCode !== null || Date.now() - started > UPGRADE_LIMIT_MS) {
-        throw new Error(`the upgrade did not end:\n${log.slice(-2000)}`);
-      }
-      // The high-water mark since it started: taken once more after it serves.
-      if (child.pid) peakRssMb = rssMb(child.pid, "VmHWM");
-      if (log.includes("Server listening at")) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    return { seconds: (Date.now() - started) / 1000, ...readLog(logPath, started), peakRssMb };
+    const seconds = (Date.now() - started) / 1000;
+    // Its high-water mark since it started.
+    const peakRssMb = rssMb(service.child.pid as number, "VmHWM");
+    return { seconds, ...readLog(service.logPath, started), peakRssMb };
   } finally {
-    await new Promise((resolve) => {
-      child.once("exit", resolve);
-      child.kill("SIGTERM");
-    });
-    closeSync(output);
-    rmSync(logPath, { force: true });
+    await service.stop();
   }
 }
 
