@@ -141,13 +141,15 @@ async function upgrade(dbUrl: string) {
   }
 }
 
-/** The migrations applied and the progress lines of the service's log. */
+const MIGRATION_LINES = ["migration applied", "migration progress", "migration running"];
+
+/** The migrations applied and the lines while migrating of the service's log. */
 function readLog(logPath: string, started: number) {
   const lines = readFileSync(logPath, "utf8")
     .split("\n")
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as { msg: string; time: number; version: number; does: string })
-    .filter((line) => line.msg === "migration applied" || line.msg === "migration progress");
+    .filter((line) => MIGRATION_LINES.includes(line.msg));
   let silence = 0;
   let last = started;
   for (const line of lines) {
@@ -158,7 +160,7 @@ function readLog(logPath: string, started: number) {
     applied: lines
       .filter((line) => line.msg === "migration applied")
       .map(({ version, does, time }) => ({ version, does, at: (time - started) / 1000 })),
-    progressLines: lines.filter((line) => line.msg === "migration progress").length,
+    progressLines: lines.filter((line) => line.msg !== "migration applied").length,
     longestSilenceSeconds: silence / 1000,
   };
 }

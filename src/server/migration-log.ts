@@ -6,5 +6,6 @@ export function migrationLog(log: pino.Logger): MigrationLog {
   return {
     applied: (applied) => log.info(applied, "migration applied"),
     progress: (progress) => log.info(progress, "migration progress"),
+    running: (running) => log.info(running, "migration running"),
   };
 }

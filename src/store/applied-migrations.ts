@@ -24,6 +24,8 @@ export interface MigrationLog {
   applied(applied: AppliedMigration): void;
   /** A step writing every book: at its first batch, then at most PROGRESS_INTERVAL_MS apart. */
   progress(progress: MigrationProgress): void;
+  /** No line for PROGRESS_INTERVAL_MS and no batch yet written: still migrating, `seconds` in. */
+  running(running: { seconds: number }): void;
 }
 
 /**
@@ -51,48 +53,96 @@ export async function takeTurns(
   count: (through: number) => Promise<{ of: number; done: number }>,
   log: MigrationLog | undefined,
   going: () => boolean = () => true,
+  intervalMs = PROGRESS_INTERVAL_MS,
 ): Promise<void> {
-  let deriving: { version: number; written: number; tell: (written: number) => void } | undefined;
-  while (going()) {
-    const turn = await next();
-    for (const applied of turn.applied) log?.applied(applied);
-    if (turn.deriving === undefined) return;
-    const { version, through } = turn.deriving;
-    if (deriving?.version !== version) {
-      const { of, done } = await count(through);
-      deriving = { version, written: 0, tell: progressOf(version, of, done, log) };
-    } else {
-      deriving.written += MIGRATION_BATCH;
+  const teller = log === undefined ? undefined : new Teller(log, intervalMs);
+  let deriving: { version: number; of: number; done: number; written: number } | undefined;
+  try {
+    while (going()) {
+      const turn = await next();
+      teller?.applied(turn.applied);
+      if (turn.deriving === undefined) return;
+      const { version, through } = turn.deriving;
+      if (deriving?.version !== version) {
+        deriving = { version, ...(await count(through)), written: 0 };
+      } else {
+        deriving.written += MIGRATION_BATCH;
+      }
+      teller?.written(deriving);
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    deriving.tell(deriving.written);
-    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    teller?.stop();
   }
 }
 
-/** An operator sees a line at least this often while a step writes every book. */
+/** An operator sees a line at least this often while start-up migrates. */
 export const PROGRESS_INTERVAL_MS = 10_000;
 
 /**
- * Told the books a step has written, in its batches: tells `log` at its first batch, then
- * once PROGRESS_INTERVAL_MS have passed since the last line.
+ * Start-up's lines while it migrates, at most an interval apart: a step's progress at its
+ * first batch, then at the interval; before any batch (a step building an index), a line
+ * that it is still running. A turn holds the event loop on SQLite, so a turn's line comes
+ * early when the next turn, as long as the last, would end past the interval.
  */
-function progressOf(
-  version: number,
-  of: number,
-  doneBefore: number,
-  log: MigrationLog | undefined,
-): (writtenNow: number) => void {
-  const started = Date.now();
-  let told = Number.NEGATIVE_INFINITY;
-  return (writtenNow) => {
+class Teller {
+  private readonly started = Date.now();
+  private told = this.started;
+  private turnEnded = this.started;
+  private step: { version: number; of: number; doneBefore: number; started: number } | undefined;
+  private latest: MigrationProgress | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly log: MigrationLog,
+    private readonly intervalMs: number,
+  ) {
+    this.arm();
+  }
+
+  /** A batch of a step that writes every book committed; `written` by this start so far. */
+  written(step: { version: number; of: number; done: number; written: number }): void {
     const now = Date.now();
-    if (log === undefined || now - told < PROGRESS_INTERVAL_MS) return;
-    told = now;
-    const done = Math.min(of, doneBefore + writtenNow);
-    const pace = writtenNow / Math.max(1, now - started);
+    const turnMs = now - this.turnEnded;
+    this.turnEnded = now;
+    if (this.step?.version !== step.version) {
+      this.step = { version: step.version, of: step.of, doneBefore: step.done, started: now };
+      this.latest = undefined;
+    }
+    const { of, doneBefore, started } = this.step;
+    const done = Math.min(of, doneBefore + step.written);
+    const pace = step.written / Math.max(1, now - started);
     const secondsLeft = pace > 0 ? Math.ceil((of - done) / pace / 1000) : null;
-    log.progress({ version, done, of, secondsLeft });
-  };
+    const first = this.latest === undefined;
+    this.latest = { version: step.version, done, of, secondsLeft };
+    if (first || now - this.told + turnMs >= this.intervalMs) this.tell();
+  }
+
+  /** Steps a turn applied: a line each, and no step's progress until the next batch. */
+  applied(steps: AppliedMigration[]): void {
+    for (const step of steps) this.log.applied(step);
+    if (steps.length === 0) return;
+    this.latest = undefined;
+    this.told = Date.now();
+    this.arm();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private tell(): void {
+    this.told = Date.now();
+    if (this.latest !== undefined) this.log.progress(this.latest);
+    else this.log.running({ seconds: Math.round((this.told - this.started) / 1000) });
+    this.arm();
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tell(), this.intervalMs - (Date.now() - this.told));
+    this.timer.unref();
+  }
 }
 
 const CHANGE =

@@ -10,7 +10,12 @@ import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { searchTerms } from "../../src/rules/search.js";
-import { MIGRATION_BATCH, type MigrationProgress } from "../../src/store/applied-migrations.js";
+import {
+  MIGRATION_BATCH,
+  type MigrationProgress,
+  type MigrationTurn,
+  takeTurns,
+} from "../../src/store/applied-migrations.js";
 import { MIGRATIONS } from "../../src/store/migrations.js";
 import { openStore } from "../../src/store/open.js";
 import { MIGRATION_LOCK } from "../../src/store/postgres/schema.js";
@@ -147,6 +152,39 @@ describe("each migration applied at start-up is one log line", () => {
   });
 });
 
+describe("start-up's lines while it migrates", () => {
+  // A step that builds an index says nothing for as long as the build takes; one that writes
+  // every book says where it is at the interval. Here the interval is 200 ms: a silent turn of
+  // 900 ms (the index), then turns of 60 ms that hold the event loop as SQLite's do.
+  test("come an interval apart, through a silent step and through turns that hold the loop", async () => {
+    const interval = 200;
+    const lines: { at: number; msg: string }[] = [];
+    const say = (msg: string) => () => lines.push({ at: Date.now(), msg });
+    const log = { applied: say("applied"), progress: say("progress"), running: say("running") };
+    const started = Date.now();
+    let turns = 0;
+    const next = async (): Promise<MigrationTurn> => {
+      turns += 1;
+      if (turns === 1) await sleep(900);
+      else for (const until = Date.now() + 60; Date.now() < until; );
+      if (turns === 25) return { applied: [{ version: 2, does: "writes every book" }] };
+      return { applied: [], deriving: { version: 2, through: turns * MIGRATION_BATCH } };
+    };
+    const count = async () => ({ of: 24 * MIGRATION_BATCH, done: MIGRATION_BATCH });
+    await takeTurns(next, count, log, () => true, interval);
+    const kinds = lines.map((line) => line.msg);
+    assert.ok(
+      kinds.filter((kind) => kind === "running").length >= 3,
+      `lines while the index is built: ${kinds.join(", ")}`,
+    );
+    assert.ok(kinds.filter((kind) => kind === "progress").length >= 4, kinds.join(", "));
+    assert.equal(kinds.at(-1), "applied");
+    const gaps = lines.map((line, i) => line.at - (lines[i - 1]?.at ?? started));
+    // An interval, with room for a busy machine's late timers; none near the silent 900 ms.
+    assert.ok(Math.max(...gaps) < 2 * interval, `gaps: ${gaps.join(", ")} ms`);
+  });
+});
+
 /** Polls `check` every 100 ms until it holds, for at most `ms`. */
 async function until(what: string, ms: number, check: () => boolean | Promise<boolean>) {
   for (const deadline = Date.now() + ms; !(await check()); await sleep(100)) {
@@ -183,7 +221,7 @@ describe("a migration that writes every book, on PostgreSQL", { skip: postgresSk
       }>`SELECT md5(string_agg(id || title || author || year, ',' ORDER BY id)) FROM books`
     )[0]?.md5;
 
-  test("logs its progress, answers /health and 503 meanwhile, and after a kill -9 carries on", async () => {
+  test("logs its progress (waiting on a lock too), answers /health and 503 meanwhile, and after a kill -9 carries on", async () => {
     const { database, db } = await catalogue();
     const before = await fingerprint(db);
     const port = await freePort();
@@ -208,8 +246,21 @@ describe("a migration that writes every book, on PostgreSQL", { skip: postgresSk
       );
     const started: ReturnType<typeof spawnNpmStart>[] = [];
     try {
+      // Another session's lock holds the first batch: a silent wait, still told at the interval.
+      const holder = await pgConnect(database.url);
+      await holder.script("BEGIN; LOCK TABLE books IN SHARE MODE");
       const first = spawnNpmStart(env, { direct: true });
       started.push(first);
+      try {
+        await until("running line", 15_000, () =>
+          first.output().includes('"msg":"migration running"'),
+        );
+        assert.equal((await get("/health")).status, 200);
+        assert.equal((await get("/ready")).status, 503);
+        assert.equal(progressLines(first.output()).length, 0, "a batch written under the lock");
+      } finally {
+        await holder.end();
+      }
       await until("progress line", 10_000, () => progressLines(first.output()).length > 0);
       assert.deepEqual(progressLines(first.output())[0], {
         ...progressLines(first.output())[0],
@@ -285,6 +336,7 @@ describe("a migration that writes every book, on SQLite", () => {
           told.push(progress);
           throw new Error("stopped");
         },
+        running: () => {},
       };
       const db = { kind: "sqlite", path } as const;
       await assert.rejects(openStore({ db, pgPoolSize: 1 }, stopping), /stopped/);
@@ -296,6 +348,7 @@ describe("a migration that writes every book, on SQLite", () => {
       const log = {
         applied: (a: { version: number }) => applied.push(a.version),
         progress: (p: MigrationProgress) => told.push(p),
+        running: () => {},
       };
       const store = await openStore({ db, pgPoolSize: 1 }, log);
       assert.equal(told[1]?.done, 2 * MIGRATION_BATCH, "carried on after the batch committed");
