@@ -113,7 +113,9 @@ async function searchWithin<T>(
         async query<R>(statement: Sql | string) {
           const timeoutMs = Math.ceil(searchTimeLeft(started, limitMs, searchWaited));
           const lockTimeoutMs = Math.max(1, Math.floor(timeoutMs * 0.9));
-          return tx.query<R>(statement, { timeoutMs, lockTimeoutMs }).catch((error: unknown) => {
+          // One statement, bounded in PostgreSQL too (a script would keep the bound before it).
+          const one = typeof statement === "string" ? raw(statement) : statement;
+          return tx.query<R>(one, { timeoutMs, lockTimeoutMs }).catch((error: unknown) => {
             if (!(error instanceof pg.DatabaseError && error.code === QUERY_CANCELED)) throw error;
             throw new SearchTooBroadError({ cause: error });
           });

@@ -19,7 +19,13 @@ export interface PoolOptions {
 
 /** Runs statements: SQL built with sql-template-tag, or a script of several without values. */
 export interface Queryable {
-  query<R = Record<string, unknown>>(statement: Sql | string, bounds?: Bounds): Promise<R[]>;
+  query<R = Record<string, unknown>>(statement: Sql, bounds?: Bounds): Promise<R[]>;
+  /**
+   * A script goes as it is: the service ends it at the pool's or transaction's bound, but
+   * PostgreSQL keeps the statement_timeout of the statement before it, so it takes no bounds
+   * of its own. One statement that needs them: `raw(text)`.
+   */
+  query<R = Record<string, unknown>>(script: string): Promise<R[]>;
 }
 
 /** A statement's bounds in PostgreSQL, where they are not its pool's or transaction's. */
@@ -109,7 +115,8 @@ export async function openDb(address: PostgresAddress, options: PoolOptions): Pr
   const withClient = <T>(work: OnConnection<T>) => onConnection(pool, refind, work);
 
   return {
-    query: (query, bounds) => withClient((client, drop) => runner(client, drop)(query, bounds)),
+    query: (query: Sql | string, bounds?: Bounds) =>
+      withClient((client, drop) => runner(client, drop)(query, bounds)),
     transaction: (work, { mode = "", timeoutMs, settings = {} } = {}) =>
       withClient((client, drop) =>
         inTransaction(
