@@ -43,6 +43,14 @@ export interface MigrationTurn {
   deriving?: { version: number; through: number };
 }
 
+/** A step that writes every book: of `of` books, `done` before this start, `written` since. */
+interface DerivingStep {
+  version: number;
+  of: number;
+  done: number;
+  written: number;
+}
+
 /**
  * Takes `next` turns until the schema is current or `going()` is false, telling `log` each
  * step applied and a long one's progress (`count`: the books, and those through an id). The
@@ -56,7 +64,7 @@ export async function takeTurns(
   intervalMs = PROGRESS_INTERVAL_MS,
 ): Promise<void> {
   const teller = log === undefined ? undefined : new Teller(log, intervalMs);
-  let deriving: { version: number; of: number; done: number; written: number } | undefined;
+  let deriving: DerivingStep | undefined;
   try {
     while (going()) {
       const turn = await next();
@@ -89,7 +97,8 @@ class Teller {
   private readonly started = Date.now();
   private told = this.started;
   private turnEnded = this.started;
-  private step: { version: number; of: number; doneBefore: number; started: number } | undefined;
+  /** The step now writing every book, and when this start began it. */
+  private step: { version: number; started: number } | undefined;
   private latest: MigrationProgress | undefined;
   private timer: NodeJS.Timeout | undefined;
 
@@ -100,21 +109,20 @@ class Teller {
     this.arm();
   }
 
-  /** A batch of a step that writes every book committed; `written` by this start so far. */
-  written(step: { version: number; of: number; done: number; written: number }): void {
+  /** A batch of a step that writes every book committed. */
+  written({ version, of, done: before, written }: DerivingStep): void {
     const now = Date.now();
     const turnMs = now - this.turnEnded;
     this.turnEnded = now;
-    if (this.step?.version !== step.version) {
-      this.step = { version: step.version, of: step.of, doneBefore: step.done, started: now };
+    if (this.step?.version !== version) {
+      this.step = { version, started: now };
       this.latest = undefined;
     }
-    const { of, doneBefore, started } = this.step;
-    const done = Math.min(of, doneBefore + step.written);
-    const pace = step.written / Math.max(1, now - started);
+    const done = Math.min(of, before + written);
+    const pace = written / Math.max(1, now - this.step.started);
     const secondsLeft = pace > 0 ? Math.ceil((of - done) / pace / 1000) : null;
     const first = this.latest === undefined;
-    this.latest = { version: step.version, done, of, secondsLeft };
+    this.latest = { version, done, of, secondsLeft };
     if (first || now - this.told + turnMs >= this.intervalMs) this.tell();
   }
 
