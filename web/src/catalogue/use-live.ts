@@ -48,6 +48,8 @@ export function useLive({ client, me, own, listing, announce, fail }: Props) {
 
   const apply = (change: Change) => {
     const { listing, announce } = latest.current;
+    // A book deleted, by this tab too, is no longer looked for nor counted as new.
+    if (change.op === "delete") added.forget(change.id);
     if (own.isOwn(change, me)) return;
     const shown = listing.books?.some((book) => book.id === change.id) ?? false;
     const book = change.book ?? change.before;
@@ -58,7 +60,6 @@ export function useLive({ client, me, own, listing, announce, fail }: Props) {
       marks.mark(saved.id);
       announce(`${whoDid(change)} changed ${title}.`);
     } else if (change.op === "delete") {
-      added.forget(change.id);
       if (!shown) return;
       listing.replace((books) => books.filter((each) => each.id !== change.id), -1);
       announce(`${whoDid(change)} deleted ${title}.`);
@@ -84,6 +85,9 @@ export function useLive({ client, me, own, listing, announce, fail }: Props) {
 function useAdded(refresh: ListingState["refresh"], mark: (id: number) => void) {
   const [unseen, setUnseen] = useState<Book[]>([]);
   const pending = useRef<Book[]>([]);
+  // Books deleted (by anyone, this tab too) since they were looked for: an answer asked for
+  // before the delete may come after it, and they are not new books.
+  const deleted = useRef(new Set<number>());
   const timer = useRef<ReturnType<typeof setTimeout>>();
   useEffect(() => () => clearTimeout(timer.current), []);
 
@@ -94,19 +98,22 @@ function useAdded(refresh: ListingState["refresh"], mark: (id: number) => void) 
     pending.current = [];
     const books = await refresh();
     if (books === "failed") return;
-    if (books === "superseded") return look(...looked);
+    const kept = looked.filter((book) => !deleted.current.has(book.id));
+    if (books === "superseded") return look(...kept);
     const shown = new Set(books.map((book) => book.id));
-    for (const book of looked) if (shown.has(book.id)) mark(book.id);
-    const elsewhere = looked.filter((book) => !shown.has(book.id));
+    for (const book of kept) if (shown.has(book.id)) mark(book.id);
+    const elsewhere = kept.filter((book) => !shown.has(book.id));
     setUnseen((before) => [...before.filter((book) => !shown.has(book.id)), ...elsewhere]);
   };
-  /** Asks for the page again soon, and looks for `books` there. */
+  /** Asks for the page again soon, and looks for `books` (added or restored) there. */
   const look = (...books: Book[]) => {
+    for (const book of books) deleted.current.delete(book.id);
     pending.current.push(...books);
     timer.current ??= setTimeout(ask, REFRESH_MS);
   };
   /** A book deleted: no longer looked for, nor counted. */
   const forget = (id: number) => {
+    deleted.current.add(id);
     pending.current = pending.current.filter((book) => book.id !== id);
     setUnseen((before) => before.filter((book) => book.id !== id));
   };
