@@ -23,8 +23,9 @@ const CATALOGUE_SIZE = 300_000;
 const ADA = { role: "reader", passwordHash: "scrypt$x", tokensValidFrom: 0 } as const;
 
 /**
- * Runs `work` while /health is asked every 20 ms: each answer must be 200, and the loop's
- * delay (wall time: a request asleep in a lock wait uses no CPU) stay under the limit.
+ * Runs `work` while /health is asked every 20 ms: each answer must be 200, and the loop never
+ * held for the limit: wall time less the waits for a core (a request asleep in a lock wait
+ * uses no CPU, so the CPU bound of the other loop tests would miss it).
  */
 async function probingHealth<T>(t: test.TestContext, app: App, work: () => Promise<T>) {
   const records: LoopRecord[] = [];
@@ -48,7 +49,7 @@ async function probingHealth<T>(t: test.TestContext, app: App, work: () => Promi
     const [record] = records as [LoopRecord];
     const ms = (ns: number) => `${(ns / 1e6).toFixed(1)} ms`;
     t.diagnostic(
-      `${probes.length} probes; event-loop delay max ${ms(record.delay.max)}, p99 ${ms(record.delay.percentile(99))}`,
+      `${probes.length} probes; event-loop delay max ${ms(record.delay.max)}, p99 ${ms(record.delay.percentile(99))}; longest gap ${record.maxGapMs.toFixed(1)} ms, ${record.maxStalledMs.toFixed(1)} ms of it not waiting for a core`,
     );
     assert.ok(probes.length > 0, "/health was asked while the work went on");
     assert.ok(
@@ -56,8 +57,8 @@ async function probingHealth<T>(t: test.TestContext, app: App, work: () => Promi
       `/health answered ${[...new Set(probes)]}`,
     );
     assert.ok(
-      record.delay.max / 1e6 < LOOP_DELAY_LIMIT_MS,
-      `the event loop waited ${ms(record.delay.max)} (limit ${LOOP_DELAY_LIMIT_MS} ms)`,
+      record.maxStalledMs < LOOP_DELAY_LIMIT_MS,
+      `the event loop was held ${record.maxStalledMs.toFixed(1)} ms (limit ${LOOP_DELAY_LIMIT_MS} ms)`,
     );
   }
 }

@@ -4,8 +4,11 @@
 // CPU. Each gap between two ticks is therefore also bounded by the CPU time this thread used
 // in it: a request that holds the loop for 100 ms spends 100 ms of CPU, a thread waiting for a
 // core does not. (This thread's: the store's own threads work beside the loop.) Tests assert
-// on that bound and report the plain delay beside it.
+// on that bound and report the plain delay beside it. A loop asleep in a lock wait uses no
+// CPU, so tests of waits take the gap less the time this thread waited for a core in it
+// (Linux's schedstat): what is left is time it ran or slept, either of which holds the loop.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { type IntervalHistogram, monitorEventLoopDelay } from "node:perf_hooks";
 import type { TestContext } from "node:test";
 
@@ -19,6 +22,17 @@ export interface LoopRecord {
   /** The longest gap between two ticks, and the longest such gap bounded by the CPU used in it. */
   maxGapMs: number;
   maxHeldMs: number;
+  /** The longest gap less the time this thread waited for a core in it (the gap where unknown). */
+  maxStalledMs: number;
+}
+
+/** Nanoseconds this thread has waited for a core (Linux), or 0 where that is not known. */
+function queuedNs(): number {
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "latin1").split(" ")[1]) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -31,11 +45,13 @@ export function startLoopRecord(what: string, records: LoopRecord[]): () => void
     delay: monitorEventLoopDelay({ resolution: TICK_MS }),
     maxGapMs: 0,
     maxHeldMs: 0,
+    maxStalledMs: 0,
   };
   record.delay.enable();
   records.push(record);
   let wall = performance.now();
   let cpu = process.threadCpuUsage();
+  let queued = queuedNs();
   const ticker = setInterval(() => {
     const gapMs = performance.now() - wall;
     const used = process.threadCpuUsage(cpu);
@@ -44,8 +60,10 @@ export function startLoopRecord(what: string, records: LoopRecord[]): () => void
       record.maxHeldMs,
       Math.min(gapMs, (used.user + used.system) / 1000),
     );
+    record.maxStalledMs = Math.max(record.maxStalledMs, gapMs - (queuedNs() - queued) / 1e6);
     wall = performance.now();
     cpu = process.threadCpuUsage();
+    queued = queuedNs();
   }, TICK_MS);
   return () => {
     clearInterval(ticker);
