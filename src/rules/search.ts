@@ -100,6 +100,21 @@ export function indexWords(text: string): string[] {
   return [...kept];
 }
 
+/**
+ * The distinct characters of a text's runs written without spaces, folded: a store may index
+ * each as a word of its own, so that a term of one such character is one word's list to read,
+ * not a prefix of every indexed suffix that starts with it.
+ */
+export function unspacedCharacters(text: string): string[] {
+  const kept = new Set<string>();
+  for (const word of searchWords(text)) {
+    for (const [run] of word.matchAll(UNSPACED_RUN)) {
+      for (const character of run) kept.add(character);
+    }
+  }
+  return [...kept];
+}
+
 /** A word of `q` this long or longer matches the start of a word; a shorter one, a whole word. */
 export const MIN_PREFIX = 2;
 

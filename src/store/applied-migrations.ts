@@ -160,6 +160,7 @@ const DERIVES = {
   words: "writes every book's search words",
   "words and keys": "writes every book's search words and sort keys",
   "postgres words": "writes every book's search words",
+  "sqlite unspaced words": "writes the search words of every book written without spaces",
 } as const;
 
 /** A step as applied on one engine: its SQL there, and whether it derived there. */

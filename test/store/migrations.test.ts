@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { searchTerms } from "../../src/rules/search.js";
+import { indexWords, searchTerms, sortKey } from "../../src/rules/search.js";
 import {
   MIGRATION_BATCH,
   type MigrationProgress,
@@ -367,6 +367,66 @@ describe("a migration that writes every book, on SQLite", () => {
       assert.match(last.json, /"Volume 9999"/);
       await store.close();
       old.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * A SQLite catalogue at `path` as a build of version 14 left it: its search words without
+ * the single characters of runs written without spaces (version 15).
+ */
+function sqliteAtVersion14(path: string, books: { title: string; author: string }[]) {
+  const old = new DatabaseSync(path);
+  old.exec("PRAGMA journal_mode = WAL");
+  old.exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT) STRICT`);
+  for (const step of MIGRATIONS.filter((m) => m.version <= 14)) {
+    old.exec(step.sqlite);
+    old.prepare("INSERT INTO schema_migrations (version) VALUES (?)").run(step.version);
+  }
+  const insert = old.prepare(
+    "INSERT INTO books (title, author, year, title_key, author_key) VALUES (?, ?, 2001, ?, ?)",
+  );
+  const index = old.prepare("INSERT INTO books_search (rowid, words) VALUES (?, ?)");
+  index.setReadBigInts(true);
+  for (const [i, { title, author }] of books.entries()) {
+    insert.run(title, author, sortKey(title), sortKey(author));
+    index.run(i + 1, [...new Set([...indexWords(title), ...indexWords(author)])].join(" "));
+  }
+  old.close();
+}
+
+describe("a migration on SQLite", () => {
+  test("version 15: a catalogue indexed before it finds a book by one character from inside a run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-migration-15-"));
+    const path = join(dir, "books.db");
+    try {
+      sqliteAtVersion14(path, [
+        { title: "海辺のカフカ", author: "村上春樹" },
+        { title: "Kafka on the Shore", author: "Haruki Murakami" },
+        { title: "ノルウェイの森", author: "村上春樹" },
+      ]);
+      const applied: { version: number; does: string }[] = [];
+      const log = {
+        applied: (a: (typeof applied)[0]) => applied.push(a),
+        progress() {},
+        running() {},
+      };
+      const store = await openStore({ db: { kind: "sqlite", path }, pgPoolSize: 1 }, log);
+      assert.deepEqual(applied, [
+        { version: 15, does: "writes the search words of every book written without spaces" },
+      ]);
+      const titles = async (q: string) =>
+        JSON.parse(
+          `[${(await store.list({ after: 0, limit: 10, search: searchTerms(q) })).json}]`,
+        ).map((book: { title: string }) => book.title);
+      assert.deepEqual(await titles("の"), ["海辺のカフカ", "ノルウェイの森"]);
+      assert.deepEqual(await titles("上"), ["海辺のカフカ", "ノルウェイの森"]);
+      assert.deepEqual(await titles("カフカ"), ["海辺のカフカ"]);
+      assert.deepEqual(await titles("kafka shore"), ["Kafka on the Shore"]);
+      assert.equal(await store.count({ search: searchTerms("辺") }), 1);
+      await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,7 +8,7 @@ import {
   takeTurns,
 } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
-import { pendingMigrations } from "../migrations.js";
+import { derivesOn, pendingMigrations } from "../migrations.js";
 import { derivedArrays } from "./books.js";
 import type { Db, Queryable } from "./pool.js";
 
@@ -73,10 +73,9 @@ async function nextTurn(tx: Queryable): Promise<MigrationTurn> {
       SELECT derived_through AS n FROM schema_migration_progress WHERE version = ${step.version}`);
     if (begun === undefined) await tx.query(step.postgres);
     const after = Number(begun?.n ?? 0);
-    const through =
-      step.derive === undefined
-        ? undefined
-        : await derive(tx, step.derive === "words and keys", after);
+    const through = derivesOn(step, "postgres")
+      ? await derive(tx, step.derive === "words and keys", after)
+      : undefined;
     if (through !== undefined) {
       await tx.query(sql`INSERT INTO schema_migration_progress VALUES (${step.version}, ${through})
         ON CONFLICT (version) DO UPDATE SET derived_through = EXCLUDED.derived_through`);
@@ -84,7 +83,7 @@ async function nextTurn(tx: Queryable): Promise<MigrationTurn> {
     }
     await tx.query(sql`DELETE FROM schema_migration_progress WHERE version = ${step.version}`);
     await tx.query(sql`INSERT INTO schema_migrations (version) VALUES (${step.version})`);
-    applied.push(describeMigration(step, step.postgres, step.derive !== undefined));
+    applied.push(describeMigration(step, step.postgres, derivesOn(step, "postgres")));
   }
   return { applied };
 }

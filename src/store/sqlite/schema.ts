@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { sortKey } from "../../rules/search.js";
+import { sortKey, unspacedCharacters } from "../../rules/search.js";
 import {
   type AppliedMigration,
   describeMigration,
@@ -9,7 +9,7 @@ import {
   type MigrationTurn,
   takeTurns,
 } from "../applied-migrations.js";
-import { pendingMigrations } from "../migrations.js";
+import { derivesOn, type Migration, pendingMigrations } from "../migrations.js";
 import { SQLITE_CANTOPEN } from "./errors.js";
 import { indexedWords } from "./search-index.js";
 
@@ -115,12 +115,12 @@ function nextTurn(db: DatabaseSync): MigrationTurn {
   const versions = db.prepare("SELECT version FROM schema_migrations").all();
   const applied: AppliedMigration[] = [];
   for (const step of pendingMigrations(versions.map((row) => row.version as number))) {
-    const derives = step.derive !== undefined && step.derive !== "postgres words";
+    const derives = derivesOn(step, "sqlite");
     const begun = db
       .prepare("SELECT derived_through AS n FROM schema_migration_progress WHERE version = ?")
       .get(step.version)?.n as number | undefined;
     if (begun === undefined) db.exec(step.sqlite);
-    const through = derives ? derive(db, step.derive === "words and keys", begun ?? 0) : undefined;
+    const through = derives ? derive(db, step, begun ?? 0) : undefined;
     if (through !== undefined) {
       db.prepare("INSERT OR REPLACE INTO schema_migration_progress VALUES (?, ?)").run(
         step.version,
@@ -136,19 +136,27 @@ function nextTurn(db: DatabaseSync): MigrationTurn {
 }
 
 /**
- * Writes the search words of up to MIGRATION_BATCH books after `after`, and with `keys` their
- * sort keys (see Migration.derive); returns the last id written, or undefined when there was
- * none left.
+ * Writes what the step derives (see Migration.derive) for up to MIGRATION_BATCH books after
+ * `after`: their search words, the sort keys too, or only the words of those written without
+ * spaces, replaced. Returns the last id read, or undefined when there was none left.
  */
-function derive(db: DatabaseSync, keys: boolean, after: number): number | undefined {
+function derive(db: DatabaseSync, step: Migration, after: number): number | undefined {
   const index = writeStatement(db, "INSERT INTO books_search (rowid, words) VALUES (?, ?)");
   const setKeys =
-    keys && writeStatement(db, "UPDATE books SET title_key = ?, author_key = ? WHERE id = ?");
+    step.derive === "words and keys" &&
+    writeStatement(db, "UPDATE books SET title_key = ?, author_key = ? WHERE id = ?");
+  const remove =
+    step.derive === "sqlite unspaced words" &&
+    writeStatement(db, "DELETE FROM books_search WHERE rowid = ?");
   // Read whole before any is written: rows are not changed under a statement still reading.
   const books = db
     .prepare("SELECT id, title, author FROM books WHERE id > ? ORDER BY id LIMIT ?")
     .all(after, MIGRATION_BATCH) as unknown as { id: number; title: string; author: string }[];
   for (const book of books) {
+    if (remove) {
+      if (unspacedCharacters(`${book.title} ${book.author}`).length === 0) continue;
+      remove.run(book.id);
+    }
     index.run(book.id, indexedWords(book));
     if (setKeys) setKeys.run(sortKey(book.title), sortKey(book.author), book.id);
   }
