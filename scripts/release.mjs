@@ -101,7 +101,7 @@ async function singleExecutable(stage, tarball) {
     app,
   );
   const { build } = await import("vite");
-  for (const entry of ["writer-thread", "count-thread"]) {
+  for (const entry of ["writer-thread", "count-thread", "migrate-thread"]) {
     await build({
       configFile: false,
       logLevel: "warn",

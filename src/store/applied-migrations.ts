@@ -53,8 +53,9 @@ interface DerivingStep {
 
 /**
  * Takes `next` turns until the schema is current or `going()` is false, telling `log` each
- * step applied and a long one's progress (`count`: the books, and those through an id). The
- * event loop runs between turns: the port's start-up answers go on, and the lines go out.
+ * step applied and a long one's progress (`count`: the books, and those through an id). No
+ * turn holds the event loop (PostgreSQL's are queries; SQLite's run in a thread): the port's
+ * start-up answers go on, and the lines go out.
  */
 export async function takeTurns(
   next: () => Promise<MigrationTurn>,
@@ -90,13 +91,12 @@ export const PROGRESS_INTERVAL_MS = 10_000;
 /**
  * Start-up's lines while it migrates, at most an interval apart: a step's progress at its
  * first batch, then at the interval; before any batch (a step building an index), a line
- * that it is still running. A turn holds the event loop on SQLite, so a turn's line comes
- * early when the next turn, as long as the last, would end past the interval.
+ * that it is still running. No turn holds the event loop (SQLite's run in a thread), so a
+ * timer tells the latest when no batch came in time.
  */
 class Teller {
   private readonly started = Date.now();
   private told = this.started;
-  private turnEnded = this.started;
   /** The step now writing every book, and when this start began it. */
   private step: { version: number; started: number } | undefined;
   private latest: MigrationProgress | undefined;
@@ -112,8 +112,6 @@ class Teller {
   /** A batch of a step that writes every book committed. */
   written({ version, of, done: before, written }: DerivingStep): void {
     const now = Date.now();
-    const turnMs = now - this.turnEnded;
-    this.turnEnded = now;
     if (this.step?.version !== version) {
       this.step = { version, started: now };
       this.latest = undefined;
@@ -123,7 +121,7 @@ class Teller {
     const secondsLeft = pace > 0 ? Math.ceil((of - done) / pace / 1000) : null;
     const first = this.latest === undefined;
     this.latest = { version, done, of, secondsLeft };
-    if (first || now - this.told + turnMs >= this.intervalMs) this.tell();
+    if (first || now - this.told >= this.intervalMs) this.tell();
   }
 
   /** Steps a turn applied: a line each, and no step's progress until the next batch. */

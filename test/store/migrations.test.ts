@@ -155,8 +155,8 @@ describe("each migration applied at start-up is one log line", () => {
 describe("start-up's lines while it migrates", () => {
   // A step that builds an index says nothing for as long as the build takes; one that writes
   // every book says where it is at the interval. Here the interval is 300 ms: a silent turn of
-  // 1.5 s (the index), then turns of 60 ms that hold the event loop as SQLite's do.
-  test("come an interval apart, through a silent step and through turns that hold the loop", async () => {
+  // 1.5 s (the index), then turns of 60 ms, one of them 1.2 s long (a batch that waits).
+  test("come an interval apart, through a silent step and through a long batch", async () => {
     const interval = 300;
     const lines: { at: number; msg: string }[] = [];
     const say = (msg: string) => () => lines.push({ at: Date.now(), msg });
@@ -165,8 +165,7 @@ describe("start-up's lines while it migrates", () => {
     let turns = 0;
     const next = async (): Promise<MigrationTurn> => {
       turns += 1;
-      if (turns === 1) await sleep(1_500);
-      else for (const until = Date.now() + 60; Date.now() < until; );
+      await sleep(turns === 1 ? 1_500 : turns === 20 ? 1_200 : 60);
       if (turns === 40) return { applied: [{ version: 2, does: "writes every book" }] };
       return { applied: [], deriving: { version: 2, through: turns * MIGRATION_BATCH } };
     };
@@ -177,7 +176,7 @@ describe("start-up's lines while it migrates", () => {
       kinds.filter((kind) => kind === "running").length >= 3,
       `lines while the index is built: ${kinds.join(", ")}`,
     );
-    assert.ok(kinds.filter((kind) => kind === "progress").length >= 4, kinds.join(", "));
+    assert.ok(kinds.filter((kind) => kind === "progress").length >= 6, kinds.join(", "));
     assert.equal(kinds.at(-1), "applied");
     const gaps = lines.map((line, i) => line.at - (lines[i - 1]?.at ?? started));
     // An interval, with room for a busy machine's late timers; none near the silent 1.5 s.
@@ -428,6 +427,52 @@ describe("a migration on SQLite", () => {
       assert.equal(await store.count({ search: searchTerms("辺") }), 1);
       await store.close();
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("waiting for another connection's lock, /health answers and /ready is 503, then it serves", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-migration-lock-"));
+    const path = join(dir, "books.db");
+    sqliteAtVersion14(path, [{ title: "三体", author: "刘慈欣" }]);
+    // An operator's shell holding the write lock for a while, within the 5 s a start waits.
+    const holder = new DatabaseSync(path);
+    holder.exec("BEGIN IMMEDIATE");
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const service = spawnNpmStart(
+      {
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        DB_URL: `sqlite:${path}`,
+        SECRET_TOKEN: "migration-lock-secret-of-at-least-32-bytes",
+        AUTH_USERNAME: "librarian",
+        AUTH_PASSWORD: "migration-lock-password",
+      },
+      { direct: true },
+    );
+    const status = (route: string) =>
+      fetch(`${url}${route}`, { signal: AbortSignal.timeout(1_000) }).then(
+        (response) => response.status,
+        (error: Error) => error.name,
+      );
+    try {
+      await until("/health", 10_000, async () => (await status("/health")) === 200);
+      const answers = new Set<string>();
+      for (const until = Date.now() + 2_000; Date.now() < until; await sleep(100)) {
+        answers.add(`${await status("/health")} ${await status("/ready")}`);
+      }
+      holder.exec("ROLLBACK");
+      assert.deepEqual([...answers], ["200 503"], "/health and /ready while the lock was held");
+      await until("ready", 10_000, async () => (await status("/ready")) === 200);
+      assert.match(service.output(), /"version":15,"does":"writes the search words/);
+    } catch (error) {
+      console.error(service.output());
+      throw error;
+    } finally {
+      holder.close();
+      service.child.kill("SIGTERM");
+      await service.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -5,9 +5,7 @@ import {
   type AppliedMigration,
   describeMigration,
   MIGRATION_BATCH,
-  type MigrationLog,
   type MigrationTurn,
-  takeTurns,
 } from "../applied-migrations.js";
 import { derivesOn, type Migration, pendingMigrations } from "../migrations.js";
 import { SQLITE_CANTOPEN } from "./errors.js";
@@ -79,24 +77,30 @@ export function transaction<T>(db: DatabaseSync, body: () => T): T {
 export function migrate(db: DatabaseSync): AppliedMigration[] {
   const applied: AppliedMigration[] = [];
   for (;;) {
-    const turn = transaction(db, () => nextTurn(db));
+    const turn = migrationTurn(db);
     applied.push(...turn.applied);
     if (turn.deriving === undefined) return applied;
   }
 }
 
-/** migrate, with the event loop running between its turns, telling `log` as it goes. */
-export function migrateInTurns(db: DatabaseSync, log?: MigrationLog): Promise<void> {
-  return takeTurns(
-    async () => transaction(db, () => nextTurn(db)),
-    async (through) => {
-      const row = db
-        .prepare("SELECT count(*) AS of, count(*) FILTER (WHERE id <= ?) AS done FROM books")
-        .get(through);
-      return { of: Number(row?.of ?? 0), done: Number(row?.done ?? 0) };
-    },
-    log,
-  );
+/** Whether the schema is current: no step left (a file just made has none applied). */
+export function schemaCurrent(db: DatabaseSync): boolean {
+  const made = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").get();
+  if (made === undefined) return false;
+  const versions = db.prepare("SELECT version FROM schema_migrations").all();
+  return pendingMigrations(versions.map((row) => row.version as number)).length === 0;
+}
+
+/** A turn of migrating: one IMMEDIATE transaction (see nextTurn). */
+export const migrationTurn = (db: DatabaseSync): MigrationTurn =>
+  transaction(db, () => nextTurn(db));
+
+/** The books, and those up to `through` (written by a step before this turn). */
+export function booksThrough(db: DatabaseSync, through: number): { of: number; done: number } {
+  const row = db
+    .prepare("SELECT count(*) AS of, count(*) FILTER (WHERE id <= ?) AS done FROM books")
+    .get(through);
+  return { of: Number(row?.of ?? 0), done: Number(row?.done ?? 0) };
 }
 
 /**

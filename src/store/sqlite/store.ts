@@ -4,7 +4,7 @@ import { basename, dirname } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { privateFolder } from "../../private-files.js";
 import type { Book } from "../../rules/book.js";
-import type { MigrationLog } from "../applied-migrations.js";
+import { type MigrationLog, type MigrationTurn, takeTurns } from "../applied-migrations.js";
 import { withDeadline } from "../deadline.js";
 import { type BookStore, StoreOpenError, StoreUnavailableError } from "../store.js";
 import { sqliteAccounts } from "./accounts.js";
@@ -15,9 +15,12 @@ import { withStoreErrors } from "./errors.js";
 import { type Changed, type Write, writeStatements } from "./group-commit.js";
 import { createKeptReads } from "./kept-reads.js";
 import { createListing, SEARCH_BOUNDS } from "./listing.js";
+import type { MigrateRequest } from "./migrate-thread.js";
+import { settle } from "./outcome.js";
 import { watchPrimary, writerInPrimary } from "./primary-writer.js";
-import { connect, migrate, migrateInTurns } from "./schema.js";
+import { connect, migrate, schemaCurrent } from "./schema.js";
 import { createSharedRead } from "./shared-read.js";
+import { openThreadChannel } from "./thread-channel.js";
 import { localWriter, threadWriter } from "./writer.js";
 
 /** How long a write may wait for its answer unless told otherwise (DB_TIMEOUT_SECONDS). */
@@ -131,17 +134,29 @@ function openDatabase(path: string, migrationLog?: MigrationLog): DatabaseSync {
 }
 
 /**
- * Brings the schema of the file at `path` (made when absent) up to date with the event loop
- * running between its turns (schema.ts), telling `log` as it goes, before the store opens.
+ * Brings the schema of the file at `path` (made when absent) up to date before the store
+ * opens, telling `log` as it goes: in turns (schema.ts), run in a thread of their own
+ * (migrate-thread.ts), so the event loop goes on whatever a turn waits for.
  */
 export async function migrateSqliteFile(path: string, log?: MigrationLog): Promise<void> {
   try {
     privateFolder(dirname(path), "its folder");
     const db = connect(path);
     try {
-      await migrateInTurns(db, log);
+      if (schemaCurrent(db)) return;
     } finally {
       db.close();
+    }
+    const thread = openThreadChannel<MigrateRequest>("migrate-thread", path);
+    const ask = async <T>(request: MigrateRequest) => settle(await thread.send(request)) as T;
+    try {
+      await takeTurns(
+        () => ask<MigrationTurn>("turn"),
+        (through) => ask<{ of: number; done: number }>({ through }),
+        log,
+      );
+    } finally {
+      await thread.close();
     }
   } catch (error) {
     throw cannotPrepare(path, error);
@@ -149,7 +164,9 @@ export async function migrateSqliteFile(path: string, log?: MigrationLog): Promi
 }
 
 function cannotPrepare(path: string, error: unknown): StoreOpenError {
-  const reason = (path !== ":memory:" && notWritable(path)) || (error as Error).message;
+  // From the migrating thread, a lock or a file out of reach comes with SQLite's own words.
+  const cause = error instanceof StoreUnavailableError ? error.cause : undefined;
+  const reason = (path !== ":memory:" && notWritable(path)) || ((cause ?? error) as Error).message;
   return new StoreOpenError(`cannot prepare the SQLite store at ${path}: ${reason}`, {
     cause: error,
   });

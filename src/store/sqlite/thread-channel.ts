@@ -25,7 +25,7 @@ export interface Reply {
 }
 
 /** The threads' entry files, beside this one. */
-export type ThreadEntry = "writer-thread" | "count-thread";
+export type ThreadEntry = "writer-thread" | "count-thread" | "migrate-thread";
 
 // Run from the sources (tests, under tsx) the thread loads TypeScript the same way.
 const fromSources = import.meta.url.endsWith(".ts");
@@ -50,7 +50,7 @@ function startBundledThread(entry: ThreadEntry, data: object): Worker {
 
 /**
  * Requests to the thread `entry` (started by the first) on the database file at `path`, its
- * schema already prepared. `onReply` runs, with what the reply's commit changed, before the
+ * schema already prepared (or being migrated, by that thread). `onReply` runs, with what the reply's commit changed, before the
  * outcomes of each reply are handed on. A
  * thread that stops fails the requests it held, and the next request starts another; an
  * idle thread does not keep the process running.
