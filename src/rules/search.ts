@@ -106,6 +106,7 @@ export function indexWords(text: string): string[] {
  * not a prefix of every indexed suffix that starts with it.
  */
 export function unspacedCharacters(text: string): string[] {
+  if (PLAIN.test(text)) return [];
   const kept = new Set<string>();
   for (const word of searchWords(text)) {
     for (const [run] of word.matchAll(UNSPACED_RUN)) {

@@ -56,6 +56,7 @@ const FOUND: [string, string[]][] = [
   // One character from inside a run: a word of its own in SQLite's index (version 15).
   ["の", ["海辺のカフカ", "ノルウェイの森"]],
   ["식", ["채식주의자"]],
+  ["ﾉ", ["ノルウェイの森"]],
   ["春樹", ["海辺のカフカ", "ノルウェイの森"]],
   ["カフカ", ["海辺のカフカ"]],
   ["のカ", ["海辺のカフカ"]],
