@@ -16,8 +16,8 @@ export async function openStore(
 ): Promise<BookStore> {
   const { db } = config;
   if (db.kind === "sqlite") {
-    // A file migrates first, with the event loop free between its turns (a large catalogue's
-    // migration takes minutes); the store then finds it current.
+    // A file migrates first, in a thread of its own that leaves the event loop free (a large
+    // catalogue's migration takes minutes); the store then finds it current.
     if (db.path !== ":memory:") await migrateSqliteFile(db.path, migrationLog);
     return openSqliteStore(db.path, undefined, config.dbTimeoutMs, migrationLog);
   }
