@@ -431,32 +431,35 @@ describe("a migration on SQLite", () => {
     }
   });
 
-  test("waiting for another connection's lock, /health answers and /ready is 503, then it serves", async () => {
+  test("another connection's lock: a migration waits for it off the event loop, a current schema not at all", async () => {
     const dir = mkdtempSync(join(tmpdir(), "books-migration-lock-"));
     const path = join(dir, "books.db");
     sqliteAtVersion14(path, [{ title: "三体", author: "刘慈欣" }]);
     // An operator's shell holding the write lock for a while, within the 5 s a start waits.
     const holder = new DatabaseSync(path);
-    holder.exec("BEGIN IMMEDIATE");
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const service = spawnNpmStart(
-      {
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        DB_URL: `sqlite:${path}`,
-        SECRET_TOKEN: "migration-lock-secret-of-at-least-32-bytes",
-        AUTH_USERNAME: "librarian",
-        AUTH_PASSWORD: "migration-lock-password",
-      },
-      { direct: true },
-    );
+    const start = () =>
+      spawnNpmStart(
+        {
+          HOST: "127.0.0.1",
+          PORT: String(port),
+          DB_URL: `sqlite:${path}`,
+          SECRET_TOKEN: "migration-lock-secret-of-at-least-32-bytes",
+          AUTH_USERNAME: "librarian",
+          AUTH_PASSWORD: "migration-lock-password",
+        },
+        { direct: true },
+      );
     const status = (route: string) =>
       fetch(`${url}${route}`, { signal: AbortSignal.timeout(1_000) }).then(
         (response) => response.status,
         (error: Error) => error.name,
       );
+    const services: ReturnType<typeof spawnNpmStart>[] = [];
     try {
+      holder.exec("BEGIN IMMEDIATE");
+      services.push(start());
       await until("/health", 10_000, async () => (await status("/health")) === 200);
       const answers = new Set<string>();
       for (const until = Date.now() + 2_000; Date.now() < until; await sleep(100)) {
@@ -465,14 +468,23 @@ describe("a migration on SQLite", () => {
       holder.exec("ROLLBACK");
       assert.deepEqual([...answers], ["200 503"], "/health and /ready while the lock was held");
       await until("ready", 10_000, async () => (await status("/ready")) === 200);
-      assert.match(service.output(), /"version":15,"does":"writes the search words/);
+      assert.match(services[0]?.output() ?? "", /"version":15,"does":"writes the search words/);
+      services[0]?.child.kill("SIGTERM");
+      assert.equal(await services[0]?.exited, 0);
+      // Started again on the current schema while the lock is held: it needs no write to start.
+      holder.exec("BEGIN IMMEDIATE");
+      services.push(start());
+      await until("ready under the lock", 10_000, async () => (await status("/ready")) === 200);
+      assert.equal(await status("/health"), 200);
+      holder.exec("ROLLBACK");
     } catch (error) {
-      console.error(service.output());
+      for (const service of services) console.error(service.output());
       throw error;
     } finally {
+      if (holder.isTransaction) holder.exec("ROLLBACK");
       holder.close();
-      service.child.kill("SIGTERM");
-      await service.exited;
+      for (const service of services) service.child.kill("SIGTERM");
+      await Promise.all(services.map((service) => service.exited));
       rmSync(dir, { recursive: true, force: true });
     }
   });

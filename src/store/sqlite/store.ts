@@ -123,7 +123,9 @@ function openDatabase(path: string, migrationLog?: MigrationLog): DatabaseSync {
     // Others who may write the folder could plant the -wal or -shm SQLite opens beside it.
     if (path !== ":memory:") privateFolder(dirname(path), "its folder");
     const db = connect(path);
-    for (const applied of migrate(db)) migrationLog?.applied(applied);
+    // A current schema takes no write lock here: one another connection holds is no wait on
+    // the event loop (a file is migrated before, off it: migrateSqliteFile).
+    if (!schemaCurrent(db)) for (const applied of migrate(db)) migrationLog?.applied(applied);
     // This connection only reads once the schema is ready (in WAL, readers take no lock that
     // a writer holds): no read sleeps on the event loop waiting for one.
     if (path !== ":memory:") db.exec(`PRAGMA busy_timeout = ${READ_LOCK_WAIT_MS}`);
