@@ -60,10 +60,11 @@ export function startLoopRecord(what: string, records: LoopRecord[]): () => void
       record.maxHeldMs,
       Math.min(gapMs, (used.user + used.system) / 1000),
     );
-    record.maxStalledMs = Math.max(record.maxStalledMs, gapMs - (queuedNs() - queued) / 1e6);
+    const queuedNow = queuedNs();
+    record.maxStalledMs = Math.max(record.maxStalledMs, gapMs - (queuedNow - queued) / 1e6);
     wall = performance.now();
     cpu = process.threadCpuUsage();
-    queued = queuedNs();
+    queued = queuedNow;
   }, TICK_MS);
   return () => {
     clearInterval(ticker);
