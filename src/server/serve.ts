@@ -25,6 +25,7 @@ export async function serve(config: Config): Promise<void> {
   // In a worker, the primary has said what there is to say about the configuration, and
   // answered on the port while it migrated.
   const worker = cluster.worker?.id;
+  const primary = worker === undefined ? undefined : hearPrimary();
   const starting =
     worker === undefined ? await answerWhileStarting(config.host, config.port) : undefined;
   const log = pino({ level: config.logLevel }, standardOutputLog());
@@ -75,7 +76,7 @@ export async function serve(config: Config): Promise<void> {
     }
     app.log.info({ host: config.metricsHost, port: config.metricsPort }, "metrics at /metrics");
   }
-  stopOnRequest(worker, (reason) => {
+  stopOnRequest(primary, (reason) => {
     backups?.stop();
     trimming?.stop();
     metricsServer?.close();
@@ -94,22 +95,43 @@ async function listen(app: App, store: BookStore, config: Config, port: number):
   }
 }
 
+/**
+ * In a worker, the primary's word to stop, or its loss, heard from the worker's start: one
+ * that came while the worker was starting is acted on once it serves, not lost (the primary
+ * would wait on the worker, then kill it).
+ */
+function hearPrimary(): (stop: (reason: string) => void) => void {
+  let heard: string | undefined;
+  let act: ((reason: string) => void) | undefined;
+  const hear = (reason: string) => {
+    heard ??= reason;
+    act?.(reason);
+  };
+  process.on("message", (message: { type?: string }) => {
+    if (message?.type === SHUTDOWN) hear("the primary is stopping");
+  });
+  // The primary is gone (killed, say): nothing restarts this worker or keeps its limits.
+  process.once("disconnect", () => hear("the primary is gone"));
+  return (stop) => {
+    act = stop;
+    if (heard !== undefined) stop(heard);
+  };
+}
+
 /** Calls `stop` once: on a signal, and in a worker when its primary stops or is gone. */
-function stopOnRequest(worker: number | undefined, stop: (reason: string) => void): void {
+function stopOnRequest(
+  primary: ReturnType<typeof hearPrimary> | undefined,
+  stop: (reason: string) => void,
+): void {
   let stopping = false;
   const stopOnce = (reason: string) => {
     if (stopping) return;
     stopping = true;
     // A worker that begins shutting down on its own tells the primary, which stops them all:
     // /ready then answers 503 in every worker.
-    if (worker !== undefined && process.connected) process.send?.({ type: SHUTDOWN });
+    if (primary !== undefined && process.connected) process.send?.({ type: SHUTDOWN });
     stop(reason);
   };
   onStopSignal(stopOnce);
-  if (worker === undefined) return;
-  process.on("message", (message: { type?: string }) => {
-    if (message?.type === SHUTDOWN) stopOnce("the primary is stopping");
-  });
-  // The primary is gone (killed, say): nothing restarts this worker or keeps its limits.
-  process.once("disconnect", () => stopOnce("the primary is gone"));
+  primary?.(stopOnce);
 }

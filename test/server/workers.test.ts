@@ -1,6 +1,6 @@
 // WORKERS=2, and two instances on one database: several processes behave as one service.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import {
   killIfAlive,
   listeners,
   type Service,
+  spawnNpmStart,
   startExpectingFailure,
   startService,
 } from "../support/service.js";
@@ -332,6 +333,19 @@ for (const kind of await storesUnderTest()) {
       assert.equal(output.match(/"worker":\d+,"reason":"the primary is stopping"/g)?.length, 2);
       assert.equal(output.match(/"worker":\d+,"msg":"stopped"/g)?.length, 2);
       assert.deepEqual(readdirSync(temporary), [], "nothing is left in the temporary folder");
+    });
+
+    test("SIGTERM while the workers are starting: each stops once it serves; none is killed", async () => {
+      const { child, output, exited } = spawnNpmStart({ ...ENV, DB_URL: dbUrl }, { direct: true });
+      // As soon as the primary has forked both workers, before either listens.
+      const children = `/proc/${child.pid}/task/${child.pid}/children`;
+      while (readFileSync(children, "utf8").trim().split(" ").length < 2) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.doesNotMatch(output(), /Server listening at/);
+      child.kill("SIGTERM");
+      assert.equal(await exited, 0);
+      assert.equal(output().match(/"worker":\d+,"msg":"stopped"/g)?.length, 2, output());
     });
 
     test("a worker that begins shutting down stops them all: no worker goes on alone", async () => {
