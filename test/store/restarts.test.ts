@@ -1,7 +1,9 @@
 // PostgreSQL restarted, stopped for 30 s, and its connections terminated under mixed load,
 // straight and through pgbouncer in either mode: the process never exits, requests answer 503
 // (never 500) while PostgreSQL is away, it serves again within 5 s of PostgreSQL's return, and
-// every acknowledged write is still there.
+// every acknowledged write is still there. The three routes are three services, each on a
+// database of its own in one cluster, through the same faults at once: one outage of 30 s,
+// not three.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type Cluster, clusterSkipReason, createCluster } from "../support/clusters.js";
@@ -15,7 +17,7 @@ import {
   writesSucceed,
 } from "../support/load.js";
 import { type Pgbouncer, pgbouncerSkipReason, startPgbouncer } from "../support/pgbouncer.js";
-import { login, startService } from "../support/service.js";
+import { login, type Service, startService } from "../support/service.js";
 
 const CREDENTIALS = { username: "restarts", password: "restarts-password" };
 const DB_PASSWORD = "restarts-db-password";
@@ -30,17 +32,24 @@ const ENV = {
 /** After PostgreSQL is back, writes succeed within this. */
 const BACK_WITHIN_MS = 5_000;
 
-type Route = "straight" | "pgbouncer, session mode" | "pgbouncer, transaction mode";
+const ROUTES = ["straight", "pgbouncer, session mode", "pgbouncer, transaction mode"] as const;
+type Route = (typeof ROUTES)[number];
+/** Each route's service under this many clients: six in all, as one service had before. */
+const CLIENTS = 2;
 
 /** The database's URL for the service: straight, or through a pgbouncer in front of it. */
-async function routeTo(cluster: Cluster, route: Route): Promise<[string, Pgbouncer?]> {
-  if (route === "straight") return [cluster.url("catalogue")];
+async function routeTo(
+  cluster: Cluster,
+  route: Route,
+  database: string,
+): Promise<[string, Pgbouncer?]> {
+  if (route === "straight") return [cluster.url(database)];
   const poolMode = route === "pgbouncer, session mode" ? "session" : "transaction";
   const pgbouncer = await startPgbouncer({
     poolMode,
     server: { host: "127.0.0.1", port: cluster.port },
   });
-  return [pgbouncer.url("catalogue"), pgbouncer];
+  return [pgbouncer.url(database), pgbouncer];
 }
 
 /** The faults, each with PostgreSQL's return at the end of it. */
@@ -60,53 +69,87 @@ const FAULTS: [string, (cluster: Cluster) => Promise<void>][] = [
     "every connection terminated",
     async (cluster) => {
       await cluster.psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = 'catalogue' AND pid <> pg_backend_pid()`);
+        WHERE datname LIKE 'catalogue%' AND pid <> pg_backend_pid()`);
     },
   ],
 ];
 
 const skip = clusterSkipReason() || pgbouncerSkipReason();
 
-describe("PostgreSQL restarted, stopped and cut off under mixed load", { skip }, () => {
-  for (const route of [
-    "straight",
-    "pgbouncer, session mode",
-    "pgbouncer, transaction mode",
-  ] as const) {
-    test(`${route}: 503 while away, never 500 nor an exit, back within 5 s, nothing lost`, async (t) => {
-      const cluster = await createCluster();
-      await cluster.psql("CREATE DATABASE catalogue");
-      const [plainUrl, pgbouncer] = await routeTo(cluster, route);
-      const url = new URL(plainUrl);
-      url.password = DB_PASSWORD;
-      const env = {
-        ...ENV,
-        DB_URL: url.toString(),
-        DB_PREPARED_STATEMENTS: String(route !== "pgbouncer, transaction mode"),
-      };
-      const service = await startService(env, { direct: true });
-      let load: Load | undefined;
+/** One route's service under load, on a database of its own. */
+interface Served {
+  route: Route;
+  database: string;
+  env: Record<string, string>;
+  service: Service;
+  pgbouncer: Pgbouncer | undefined;
+  token: string;
+  load: Load;
+}
+
+async function serveRoute(cluster: Cluster, route: Route, n: number): Promise<Served> {
+  const database = `catalogue${n}`;
+  await cluster.psql(`CREATE DATABASE ${database}`);
+  const [plainUrl, pgbouncer] = await routeTo(cluster, route, database);
+  const url = new URL(plainUrl);
+  url.password = DB_PASSWORD;
+  const env = {
+    ...ENV,
+    DB_URL: url.toString(),
+    DB_PREPARED_STATEMENTS: String(route !== "pgbouncer, transaction mode"),
+  };
+  const service = await startService(env, { direct: true });
+  const token = await login(service, CREDENTIALS);
+  return {
+    route,
+    database,
+    env,
+    service,
+    pgbouncer,
+    token,
+    load: mixedLoad(service, token, CLIENTS),
+  };
+}
+
+/** Waits until writes succeed again through every route; the time each took. */
+const everyRouteWrites = (served: Served[]) =>
+  Promise.all(
+    served.map(async ({ route, load }) => {
       try {
-        const token = await login(service, CREDENTIALS);
-        load = mixedLoad(service, token, 6);
-        await writesSucceed(load, BACK_WITHIN_MS);
-        for (const [fault, inject] of FAULTS) {
-          await inject(cluster);
-          const ms = await writesSucceed(load, BACK_WITHIN_MS);
-          t.diagnostic(`${fault}: writes again ${ms} ms after PostgreSQL's return`);
-        }
+        return await writesSucceed(load, BACK_WITHIN_MS);
+      } catch (error) {
+        throw new Error(`${route}: ${(error as Error).message}`);
+      }
+    }),
+  );
+
+describe("PostgreSQL restarted, stopped and cut off under mixed load", { skip }, () => {
+  test("straight and through pgbouncer in either mode: 503 while away, never 500 nor an exit, back within 5 s, nothing lost", async (t) => {
+    const cluster = await createCluster();
+    const served: Served[] = [];
+    try {
+      for (const [n, route] of ROUTES.entries()) served.push(await serveRoute(cluster, route, n));
+      await everyRouteWrites(served);
+      for (const [fault, inject] of FAULTS) {
+        await inject(cluster);
+        const ms = await everyRouteWrites(served);
+        t.diagnostic(`${fault}: writes again ${ms.join(", ")} ms after PostgreSQL's return`);
+      }
+      for (const { route, database, env, service, token, load } of served) {
         await load.stop();
-        t.diagnostic(`answers: ${JSON.stringify([...load.statuses])}`);
-        assert.deepEqual(unexpectedStatuses(load, [200, 201, 503]), []);
-        assert.equal(service.process.exitCode, null, "the process exited");
-        assert.equal(await lostOn(cluster.url("catalogue"), load.acknowledged), 0);
-        assert.deepEqual(leakedSecrets(service.output(), env, [token, DB_PASSWORD]), []);
-      } finally {
-        await load?.stop();
+        t.diagnostic(`${route}: answers ${JSON.stringify([...load.statuses])}`);
+        assert.deepEqual(unexpectedStatuses(load, [200, 201, 503]), [], route);
+        assert.equal(service.process.exitCode, null, `${route}: the process exited`);
+        assert.equal(await lostOn(cluster.url(database), load.acknowledged), 0, route);
+        assert.deepEqual(leakedSecrets(service.output(), env, [token, DB_PASSWORD]), [], route);
+      }
+    } finally {
+      for (const { load, service, pgbouncer } of served) {
+        await load.stop();
         await service.stop();
         await pgbouncer?.stop();
-        await cluster.drop();
       }
-    });
-  }
+      await cluster.drop();
+    }
+  });
 });

@@ -4,7 +4,7 @@
 // API description, the page's own code in Chromium (the routes it calls are tested on every
 // line), the release's single executable (it carries its own Node), the install on the
 // machine's own Node, the suite's helpers, and the long soak of
-// PostgreSQL's faults under load (two minutes; the shorter fault tests, failover, stalls and
+// PostgreSQL's faults under load (a minute; the shorter fault tests, failover, stalls and
 // timeouts, run on every line). On the later lines
 // each of their suites is one skipped test, counted, with the reason below. This list is the
 // one place that names them; each holds suites only (test/suite/skips.test.ts checks).
