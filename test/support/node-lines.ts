@@ -1,13 +1,13 @@
 // CI (.ci/run) runs the whole suite on its first Node line, then again on every other
 // supported line with TEST_NODE_LINE_AGAIN=1. The suites of these files test what cannot
 // depend on the Node line: Debian's programs on the deployment's files, the linters on the
-// API description, the page's own code in Chromium (the routes it calls are tested on every
-// line), the release's single executable (it carries its own Node), the install on the
-// machine's own Node, the suite's helpers, and the long soak of
-// PostgreSQL's faults under load (a minute; the shorter fault tests, failover, stalls and
-// timeouts, run on every line). On the later lines
-// each of their suites is one skipped test, counted, with the reason below. This list is the
-// one place that names them; each holds suites only (test/suite/skips.test.ts checks).
+// API description, the pages' own code in Chromium, the librarian's and the API docs' (the
+// routes they call are tested on every line), the release's single executable (it carries
+// its own Node), the install on the machine's own Node, the suite's helpers, and the long
+// soak of PostgreSQL's faults under load (a minute; the shorter fault tests, failover, stalls
+// and timeouts, run on every line). On the later lines each of their suites is one skipped
+// test, counted, with the reason below. This list is the one place that names them; each
+// holds suites only (test/suite/skips.test.ts checks).
 import { relative } from "node:path";
 import { ROOT } from "./deploy.js";
 
@@ -16,6 +16,7 @@ export const FIRST_LINE_ONLY: readonly string[] = [
   "test/deploy/nginx.test.ts",
   "test/deploy/production-install.test.ts",
   "test/deploy/systemd.test.ts",
+  "test/http/docs-page.test.ts",
   "test/http/openapi-lint.test.ts",
   "test/release/single-file.test.ts",
   "test/store/restarts.test.ts",
