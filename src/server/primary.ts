@@ -110,6 +110,8 @@ function superviseWorkers(
   let greeted = false;
   cluster.on("listening", (worker, address) => {
     listening.add(worker);
+    // A worker told to stop while its modules loaded could not hear it: told again, now.
+    if (stop.stopping()) worker.send({ type: SHUTDOWN });
     if (greeted) return;
     greeted = true;
     greet(config, address.port);

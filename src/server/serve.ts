@@ -98,7 +98,8 @@ async function listen(app: App, store: BookStore, config: Config, port: number):
 /**
  * In a worker, the primary's word to stop, or its loss, heard from the worker's start: one
  * that came while the worker was starting is acted on once it serves, not lost (the primary
- * would wait on the worker, then kill it).
+ * would wait on the worker, then kill it). One said before this ran, while the worker's
+ * modules loaded, is lost: the primary says it again when the worker listens (primary.ts).
  */
 function hearPrimary(): (stop: (reason: string) => void) => void {
   let heard: string | undefined;
