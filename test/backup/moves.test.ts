@@ -1,4 +1,4 @@
-// A catalogue of 100,000 books moved between the stores, each of the four ways, ids kept;
+// A catalogue of 50,000 books moved between the stores, each of the four ways, ids kept;
 // and a backup and a restore killed with SIGKILL midway, which must leave nothing behind.
 
 import assert from "node:assert/strict";
@@ -22,7 +22,7 @@ import {
   until,
 } from "./catalogues.js";
 
-const BOOKS = 100_000;
+const BOOKS = 50_000;
 const HEADER_BYTES = 512;
 
 /** The header and the bytes after it: two backups of the same books have the same bytes. */
