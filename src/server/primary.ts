@@ -111,8 +111,8 @@ function superviseWorkers(
   cluster.on("listening", (worker, address) => {
     listening.add(worker);
     // A worker told to stop while its modules loaded could not hear it: told again, now.
-    if (stop.stopping()) worker.send({ type: SHUTDOWN });
-    if (greeted) return;
+    if (stop.stopping() && worker.isConnected()) worker.send({ type: SHUTDOWN });
+    if (greeted || stop.stopping()) return;
     greeted = true;
     greet(config, address.port);
   });

@@ -96,10 +96,11 @@ async function listen(app: App, store: BookStore, config: Config, port: number):
 }
 
 /**
- * In a worker, the primary's word to stop, or its loss, heard from the worker's start: one
- * that came while the worker was starting is acted on once it serves, not lost (the primary
- * would wait on the worker, then kill it). One said before this ran, while the worker's
- * modules loaded, is lost: the primary says it again when the worker listens (primary.ts).
+ * In a worker, the primary's word to stop, heard from the worker's start: one that came while
+ * the worker was starting is acted on once it serves, not lost (the primary would wait on the
+ * worker, then kill it). One said before this ran, while the worker's modules loaded, is lost:
+ * the primary says it again when the worker listens (primary.ts). A worker whose primary is
+ * gone exits at once, by node:cluster's own rule, before any listener of ours.
  */
 function hearPrimary(): (stop: (reason: string) => void) => void {
   let heard: string | undefined;
@@ -111,15 +112,13 @@ function hearPrimary(): (stop: (reason: string) => void) => void {
   process.on("message", (message: { type?: string }) => {
     if (message?.type === SHUTDOWN) hear("the primary is stopping");
   });
-  // The primary is gone (killed, say): nothing restarts this worker or keeps its limits.
-  process.once("disconnect", () => hear("the primary is gone"));
   return (stop) => {
     act = stop;
     if (heard !== undefined) stop(heard);
   };
 }
 
-/** Calls `stop` once: on a signal, and in a worker when its primary stops or is gone. */
+/** Calls `stop` once: on a signal, and in a worker when its primary stops. */
 function stopOnRequest(
   primary: ReturnType<typeof hearPrimary> | undefined,
   stop: (reason: string) => void,
