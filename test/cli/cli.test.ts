@@ -432,61 +432,58 @@ describe("book-catalogue", () => {
     assert.equal((await run(["export", ...connection])).stdout, before.stdout);
   });
 
-  test("export, then import into an empty catalogue: the same books in the same order", async () => {
+  test("export, then import into an empty catalogue: the same books in the same order", async (t) => {
     // A catalogue of its own, of 500 varied books: the import goes one book at a time, as the
     // order needs, so the 10,000 above would take most of this file's time.
     const source = await startService(
       { ...ENV, DB_URL: `sqlite:${join(dir, "source.db")}` },
       { direct: true },
     );
+    t.after(() => source.stop());
     const other = await startService(
       { ...ENV, DB_URL: `sqlite:${join(dir, "b.db")}` },
       { direct: true },
     );
-    try {
-      const seed = join(dir, "seed.json");
-      const titles = ['Book, "quoted"', "Cien años de soledad", "三体", "Line\nbreak", "=1+1"];
-      const seeded = Array.from({ length: 500 }, (_, i) => ({
-        title: `${titles[i % titles.length]} ${i}`,
-        author: `Author ${i % 37}`,
-        year: (i * 7919) % 4000 - 1000,
-      }));
-      writeFileSync(seed, JSON.stringify(seeded));
-      const sourceConnection = connectionTo(source);
-      const seeding = await run(["import", seed, "--concurrency", "8", ...sourceConnection]);
-      assert.equal(seeding.code, 0, seeding.stderr);
-      const json = await run(["export", ...sourceConnection]);
-      assert.equal(json.code, 0);
-      const exported = JSON.parse(json.stdout) as Book[];
-      assert.equal(exported.length, seeded.length);
-      const csv = await run(["export", "--format", "csv", ...sourceConnection]);
-      assert.equal(csv.code, 0);
-      assert.equal(csv.stdout.split("\n")[0], "\uFEFFid,title,author,year");
+    t.after(() => other.stop());
+    const seed = join(dir, "seed.json");
+    const titles = ['Book, "quoted"', "Cien años de soledad", "三体", "Line\nbreak", "=1+1"];
+    const seeded = Array.from({ length: 500 }, (_, i) => ({
+      title: `${titles[i % titles.length]} ${i}`,
+      author: `Author ${i % 37}`,
+      year: ((i * 7919) % 4000) - 1000,
+    }));
+    writeFileSync(seed, JSON.stringify(seeded));
+    const sourceConnection = connectionTo(source);
+    const seeding = await run(["import", seed, "--concurrency", "8", ...sourceConnection]);
+    assert.equal(seeding.code, 0, seeding.stderr);
+    const json = await run(["export", ...sourceConnection]);
+    assert.equal(json.code, 0);
+    const exported = JSON.parse(json.stdout) as Book[];
+    assert.equal(exported.length, seeded.length);
+    const csv = await run(["export", "--format", "csv", ...sourceConnection]);
+    assert.equal(csv.code, 0);
+    assert.equal(csv.stdout.split("\n")[0], "\uFEFFid,title,author,year");
 
-      const file = join(dir, "export.json");
-      writeFileSync(file, json.stdout);
-      const otherConnection = connectionTo(other);
-      const imported = await run(["import", file, ...otherConnection]);
-      assert.equal(imported.code, 0, imported.stderr);
-      const again = JSON.parse((await run(["export", ...otherConnection])).stdout) as Book[];
-      const fields = (books: Book[]) =>
-        books.map(({ title, author, year }) => ({ title, author, year }));
-      assert.deepEqual(fields(again), fields(exported));
-      const csvAgain = await run(["export", "--format", "csv", ...otherConnection]);
-      assert.deepEqual(
-        csvAgain.stdout
-          .split("\n")
-          .slice(1)
-          .map((line) => line.replace(/^\d+,/, "")),
-        csv.stdout
-          .split("\n")
-          .slice(1)
-          .map((line) => line.replace(/^\d+,/, "")),
-      );
-    } finally {
-      await other.stop();
-      await source.stop();
-    }
+    const file = join(dir, "export.json");
+    writeFileSync(file, json.stdout);
+    const otherConnection = connectionTo(other);
+    const imported = await run(["import", file, ...otherConnection]);
+    assert.equal(imported.code, 0, imported.stderr);
+    const again = JSON.parse((await run(["export", ...otherConnection])).stdout) as Book[];
+    const fields = (books: Book[]) =>
+      books.map(({ title, author, year }) => ({ title, author, year }));
+    assert.deepEqual(fields(again), fields(exported));
+    const csvAgain = await run(["export", "--format", "csv", ...otherConnection]);
+    assert.deepEqual(
+      csvAgain.stdout
+        .split("\n")
+        .slice(1)
+        .map((line) => line.replace(/^\d+,/, "")),
+      csv.stdout
+        .split("\n")
+        .slice(1)
+        .map((line) => line.replace(/^\d+,/, "")),
+    );
   });
 
   test("CSV export starts with a UTF-8 byte-order mark, --no-bom leaves it out; import reads either", async () => {

@@ -337,15 +337,20 @@ for (const kind of await storesUnderTest()) {
 
     test("SIGTERM while the workers are starting: each stops once it serves; none is killed", async () => {
       const { child, output, exited } = spawnNpmStart({ ...ENV, DB_URL: dbUrl }, { direct: true });
-      // As soon as the primary has forked both workers, before either listens.
-      const children = `/proc/${child.pid}/task/${child.pid}/children`;
-      while (readFileSync(children, "utf8").trim().split(" ").length < 2) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+      try {
+        // As soon as the primary has forked both workers, before either listens.
+        const children = `/proc/${child.pid}/task/${child.pid}/children`;
+        while (readFileSync(children, "utf8").trim().split(" ").length < 2) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        assert.doesNotMatch(output(), /Server listening at/);
+        child.kill("SIGTERM");
+        assert.equal(await exited, 0);
+        assert.equal(output().match(/"worker":\d+,"msg":"stopped"/g)?.length, 2, output());
+      } finally {
+        // A worker whose primary is gone exits by itself (node:cluster).
+        child.kill("SIGKILL");
       }
-      assert.doesNotMatch(output(), /Server listening at/);
-      child.kill("SIGTERM");
-      assert.equal(await exited, 0);
-      assert.equal(output().match(/"worker":\d+,"msg":"stopped"/g)?.length, 2, output());
     });
 
     test("a worker that begins shutting down stops them all: no worker goes on alone", async () => {

@@ -34,8 +34,8 @@ const BACK_WITHIN_MS = 5_000;
 
 const ROUTES = ["straight", "pgbouncer, session mode", "pgbouncer, transaction mode"] as const;
 type Route = (typeof ROUTES)[number];
-/** Each route's service under this many clients: six in all, as one service had before. */
-const CLIENTS = 2;
+/** Each route's service under this many clients, three to each of its two connections. */
+const CLIENTS = 6;
 
 /** The database's URL for the service: straight, or through a pgbouncer in front of it. */
 async function routeTo(
@@ -82,15 +82,24 @@ interface Served {
   database: string;
   env: Record<string, string>;
   service: Service;
-  pgbouncer: Pgbouncer | undefined;
   token: string;
   load: Load;
 }
 
-async function serveRoute(cluster: Cluster, route: Route, n: number): Promise<Served> {
+/**
+ * Starts one route's service under load, on a database of its own; each thing started is
+ * stopped by `cleanup`, last first, whatever fails after it.
+ */
+async function serveRoute(
+  cluster: Cluster,
+  route: Route,
+  n: number,
+  cleanup: (() => Promise<unknown>)[],
+): Promise<Served> {
   const database = `catalogue${n}`;
   await cluster.psql(`CREATE DATABASE ${database}`);
   const [plainUrl, pgbouncer] = await routeTo(cluster, route, database);
+  if (pgbouncer !== undefined) cleanup.push(() => pgbouncer.stop());
   const url = new URL(plainUrl);
   url.password = DB_PASSWORD;
   const env = {
@@ -99,16 +108,11 @@ async function serveRoute(cluster: Cluster, route: Route, n: number): Promise<Se
     DB_PREPARED_STATEMENTS: String(route !== "pgbouncer, transaction mode"),
   };
   const service = await startService(env, { direct: true });
+  cleanup.push(() => service.stop());
   const token = await login(service, CREDENTIALS);
-  return {
-    route,
-    database,
-    env,
-    service,
-    pgbouncer,
-    token,
-    load: mixedLoad(service, token, CLIENTS),
-  };
+  const load = mixedLoad(service, token, CLIENTS);
+  cleanup.push(() => load.stop());
+  return { route, database, env, service, token, load };
 }
 
 /** Waits until writes succeed again through every route; the time each took. */
@@ -123,33 +127,35 @@ const everyRouteWrites = (served: Served[]) =>
     }),
   );
 
+/** Runs each stop, last first, whatever the others do; then fails with the first failure. */
+async function stopAll(stops: (() => Promise<unknown>)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const stop of stops.reverse()) await stop().catch((error) => failures.push(error));
+  if (failures.length > 0) throw failures[0];
+}
+
 describe("PostgreSQL restarted, stopped and cut off under mixed load", { skip }, () => {
   test("straight and through pgbouncer in either mode: 503 while away, never 500 nor an exit, back within 5 s, nothing lost", async (t) => {
     const cluster = await createCluster();
+    const cleanup: (() => Promise<unknown>)[] = [() => cluster.drop()];
+    t.after(() => stopAll(cleanup));
     const served: Served[] = [];
-    try {
-      for (const [n, route] of ROUTES.entries()) served.push(await serveRoute(cluster, route, n));
-      await everyRouteWrites(served);
-      for (const [fault, inject] of FAULTS) {
-        await inject(cluster);
-        const ms = await everyRouteWrites(served);
-        t.diagnostic(`${fault}: writes again ${ms.join(", ")} ms after PostgreSQL's return`);
-      }
-      for (const { route, database, env, service, token, load } of served) {
-        await load.stop();
-        t.diagnostic(`${route}: answers ${JSON.stringify([...load.statuses])}`);
-        assert.deepEqual(unexpectedStatuses(load, [200, 201, 503]), [], route);
-        assert.equal(service.process.exitCode, null, `${route}: the process exited`);
-        assert.equal(await lostOn(cluster.url(database), load.acknowledged), 0, route);
-        assert.deepEqual(leakedSecrets(service.output(), env, [token, DB_PASSWORD]), [], route);
-      }
-    } finally {
-      for (const { load, service, pgbouncer } of served) {
-        await load.stop();
-        await service.stop();
-        await pgbouncer?.stop();
-      }
-      await cluster.drop();
+    for (const [n, route] of ROUTES.entries()) {
+      served.push(await serveRoute(cluster, route, n, cleanup));
+    }
+    await everyRouteWrites(served);
+    for (const [fault, inject] of FAULTS) {
+      await inject(cluster);
+      const ms = await everyRouteWrites(served);
+      t.diagnostic(`${fault}: writes again ${ms.join(", ")} ms after PostgreSQL's return`);
+    }
+    for (const { route, database, env, service, token, load } of served) {
+      await load.stop();
+      t.diagnostic(`${route}: answers ${JSON.stringify([...load.statuses])}`);
+      assert.deepEqual(unexpectedStatuses(load, [200, 201, 503]), [], route);
+      assert.equal(service.process.exitCode, null, `${route}: the process exited`);
+      assert.equal(await lostOn(cluster.url(database), load.acknowledged), 0, route);
+      assert.deepEqual(leakedSecrets(service.output(), env, [token, DB_PASSWORD]), [], route);
     }
   });
 });
