@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, test } from "node:test";
+import { numberedBooks, writeGeneratedBackup } from "../../bench/catalogue.js";
 import type { Book } from "../../src/rules/book.js";
 import { openStore } from "../../src/store/open.js";
 import { describe } from "../support/describe.js";
@@ -23,6 +24,8 @@ import {
 } from "./catalogues.js";
 
 const BOOKS = 50_000;
+/** A restore killed midway restores this many generated books: seconds of writing, not one. */
+const KILLED_RESTORE_BOOKS = 200_000;
 const HEADER_BYTES = 512;
 
 /** The header and the bytes after it: two backups of the same books have the same bytes. */
@@ -75,6 +78,7 @@ describe(`${BOOKS} books between the stores`, { skip: skipOf("postgres") }, () =
   };
   let fromSqlite: string;
   let fromPostgres: string;
+  let large: string;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "books-moves-"));
@@ -86,6 +90,8 @@ describe(`${BOOKS} books between the stores`, { skip: skipOf("postgres") }, () =
     await seed(pg, 1000);
     fromPostgres = await backUp(pg, "postgres.backup");
     assert.ok(readBackup(fromPostgres).header.books > readBackup(fromSqlite).header.books);
+    large = join(dir, "large.backup");
+    await writeGeneratedBackup(large, KILLED_RESTORE_BOOKS, numberedBooks(KILLED_RESTORE_BOOKS));
   });
   after(async () => {
     for (const made of catalogues) await made.dispose();
@@ -160,7 +166,7 @@ describe(`${BOOKS} books between the stores`, { skip: skipOf("postgres") }, () =
       await seed(target, 50);
       const books = await target.books();
       const nextId = await target.nextId();
-      const child = spawnCli(["restore", fromPostgres, "--db", target.dbUrl, "--replace"]);
+      const child = spawnCli(["restore", large, "--db", target.dbUrl, "--replace"]);
       const exited = new Promise((resolve) => child.once("exit", resolve));
       await until(() => writing(target), 2);
       await new Promise((resolve) => setTimeout(resolve, 200));
