@@ -85,9 +85,9 @@ export function useLive({ client, me, own, listing, announce, fail }: Props) {
 function useAdded(refresh: ListingState["refresh"], mark: (id: number) => void) {
   const [unseen, setUnseen] = useState<Book[]>([]);
   const pending = useRef<Book[]>([]);
-  // Books deleted (by anyone, this tab too) since they were looked for: an answer asked for
-  // before the delete may come after it, and they are not new books.
-  const deleted = useRef(new Set<number>());
+  // For each asking under way, the books deleted (by anyone, this tab too) since it began: its
+  // answer may come after the delete, and they are not new books. Kept no longer than it.
+  const asking = useRef(new Set<Set<number>>());
   const timer = useRef<ReturnType<typeof setTimeout>>();
   useEffect(() => () => clearTimeout(timer.current), []);
 
@@ -96,9 +96,11 @@ function useAdded(refresh: ListingState["refresh"], mark: (id: number) => void) 
     // Those added before the page is asked for: the page answered holds them, if they belong.
     const looked = pending.current;
     pending.current = [];
-    const books = await refresh();
+    const deleted = new Set<number>();
+    asking.current.add(deleted);
+    const books = await refresh().finally(() => asking.current.delete(deleted));
     if (books === "failed") return;
-    const kept = looked.filter((book) => !deleted.current.has(book.id));
+    const kept = looked.filter((book) => !deleted.has(book.id));
     if (books === "superseded") return look(...kept);
     const shown = new Set(books.map((book) => book.id));
     for (const book of kept) if (shown.has(book.id)) mark(book.id);
@@ -107,13 +109,12 @@ function useAdded(refresh: ListingState["refresh"], mark: (id: number) => void) 
   };
   /** Asks for the page again soon, and looks for `books` (added or restored) there. */
   const look = (...books: Book[]) => {
-    for (const book of books) deleted.current.delete(book.id);
     pending.current.push(...books);
     timer.current ??= setTimeout(ask, REFRESH_MS);
   };
   /** A book deleted: no longer looked for, nor counted. */
   const forget = (id: number) => {
-    deleted.current.add(id);
+    for (const deleted of asking.current) deleted.add(id);
     pending.current = pending.current.filter((book) => book.id !== id);
     setUnseen((before) => before.filter((book) => book.id !== id));
   };
