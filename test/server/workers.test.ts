@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, test } from "node:test";
 import type { Book } from "../../src/rules/book.js";
+import { until } from "../backup/catalogues.js";
 import { describe } from "../support/describe.js";
 import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
 import { pgConnect } from "../support/pg.js";
@@ -340,9 +341,7 @@ for (const kind of await storesUnderTest()) {
       try {
         // As soon as the primary has forked both workers, before either listens.
         const children = `/proc/${child.pid}/task/${child.pid}/children`;
-        while (readFileSync(children, "utf8").trim().split(" ").length < 2) {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        await until(() => readFileSync(children, "utf8").trim().split(" ").length >= 2, 5);
         assert.doesNotMatch(output(), /Server listening at/);
         child.kill("SIGTERM");
         assert.equal(await exited, 0);
