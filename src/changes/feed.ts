@@ -11,11 +11,25 @@ import { StoreUnavailableError } from "../store/store.js";
 export const FEED_PAGE = 500;
 
 export interface Follower {
-  /** Takes entries in order; false when the follower cannot take more (it is then dropped). */
+  /**
+   * While it catches up: resolves once the follower's reader has read enough of what it was
+   * given to take another page (true), or once it is gone (false: nothing more is read for it).
+   * So a follower far behind is paced by its reader, never dropped for its backlog.
+   */
+  ready(): Promise<boolean>;
+  /** Takes a page of its backlog, once ready. */
+  catchUp(changes: Change[]): void;
+  /**
+   * Takes entries as they come, in order, once caught up; false when the follower cannot take
+   * more (it is then dropped).
+   */
   take(changes: Change[]): boolean;
   /** The follower is dropped: it fell behind, or the feed closed. */
   dropped(): void;
 }
+
+/** A follower caught up: the feed's batches reach it. */
+type Live = Pick<Follower, "take" | "dropped">;
 
 export interface ChangeFeed {
   /**
@@ -31,7 +45,7 @@ export interface ChangeFeed {
 }
 
 export function changeFeed(log: ChangeLog, pollMs: number): ChangeFeed {
-  const live = new Set<Follower>();
+  const live = new Set<Live>();
   /** The newest sequence the feed has read and handed on; undefined until it starts. */
   let position: number | undefined;
   let reading: Promise<void> | undefined;
@@ -43,7 +57,7 @@ export function changeFeed(log: ChangeLog, pollMs: number): ChangeFeed {
       if (!follower.take(batch)) drop(follower);
     }
   };
-  const drop = (follower: Follower) => {
+  const drop = (follower: Live) => {
     if (live.delete(follower)) follower.dropped();
     if (live.size === 0) stopPolling();
   };
@@ -92,15 +106,16 @@ export function changeFeed(log: ChangeLog, pollMs: number): ChangeFeed {
       for (;;) {
         if (position === undefined) throw new StoreUnavailableError();
         if (cursor >= position) break;
+        if (!(await follower.ready())) return { stop: () => {} };
         const page = await log.list(cursor, FEED_PAGE);
         // The feed read entries after `cursor`: only a trim could have taken them, and the
         // log would have said so.
         if (page.length === 0) throw new StoreUnavailableError();
-        if (!follower.take(page)) throw new Error("the follower fell behind");
+        follower.catchUp(page);
         cursor = (page.at(-1) as Change).seq;
       }
       let seen = cursor;
-      const filtered: Follower = {
+      const filtered: Live = {
         take: (batch) => {
           const newer = batch.filter((change) => change.seq > seen);
           if (newer.length === 0) return true;

@@ -1,6 +1,7 @@
 // GET /changes as Server-Sent Events: the entries after `since` (or Last-Event-ID), then live.
-// Bounded: streams per client and in all; a reader that does not keep up is dropped, never
-// buffered without end; a stream ends when its token expires, and at shutdown.
+// Bounded: streams per client and in all; a stream catching up is paced by its reader, and a
+// live reader that does not keep up is dropped, never buffered without end; a stream ends
+// when its token expires, and at shutdown.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
 import type { Change } from "../store/changes.js";
@@ -57,6 +58,20 @@ function begin(request: FastifyRequest, raw: FastifyReply["raw"]) {
   raw.write(`retry: ${RETRY_MS}\n\n`);
 }
 
+/** Resolves once `raw` holds at most `bytes` unsent, or has closed. */
+function drained(raw: FastifyReply["raw"], bytes: number): Promise<void> {
+  if (raw.writableLength <= bytes || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.off("drain", done);
+      raw.off("close", done);
+      resolve();
+    };
+    raw.on("drain", done);
+    raw.on("close", done);
+  });
+}
+
 /** What is told of streams refused or dropped (the metrics). */
 export type StreamEnded = (reason: "per client" | "in all" | "fell behind") => void;
 
@@ -91,10 +106,15 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
     if (refusal !== undefined) return refusal;
     const raw = reply.raw;
     let ended = false;
+    // Nothing is written once the stream has ended (a write after the end is an error).
+    const send = (changes: Change[]) => ended || raw.write(changes.map(event).join(""));
     const follower: Follower = {
+      // Catching up, the next page waits until what was sent is half read at most.
+      ready: () => drained(raw, limits.maxBufferedBytes / 2).then(() => !ended),
+      catchUp: send,
       take: (changes) => {
-        if (ended) return true;
-        raw.write(changes.map(event).join(""));
+        if (ended) return false;
+        send(changes);
         if (raw.writableLength <= limits.maxBufferedBytes) return true;
         told("fell behind");
         return false;

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { connect } from "node:net";
 import { after, before, test } from "node:test";
+import { changeFeed, FEED_PAGE } from "../../src/changes/feed.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { createMetrics } from "../../src/http/metrics.js";
@@ -26,6 +27,8 @@ import {
 import { openStream } from "../support/sse.js";
 
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
+/** What a stream may leave unsent here: a backlog of a few hundred books passes it. */
+const BUFFERED = 64 * 1024;
 
 /**
  * A stream opened once the client has a place for it: the places of streams it closed are
@@ -65,7 +68,9 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
 
     before(async () => {
       opened = await kind.open();
-      app = await buildTestApp({ store: opened.store, env: { CHANGES_STREAMS_PER_CLIENT: "3" } });
+      const config = testConfig({ CHANGES_STREAMS_PER_CLIENT: "3" });
+      const changeStreams = { ...config.changeStreams, maxBufferedBytes: BUFFERED };
+      app = await buildTestApp({ store: opened.store, config: { ...config, changeStreams } });
       base = await listenLocally(app);
       token = await tokenFor(app);
     });
@@ -145,6 +150,29 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       for (const stream of streams) stream.close();
     });
 
+    test("a follower far behind catches up at its reader's pace, however far behind", async () => {
+      const since = await (opened.store.changes as ChangeLog).latest();
+      // Eight times what a stream may leave unsent, written before the stream opens.
+      const title = "T".repeat(1000);
+      const count = Math.ceil((8 * BUFFERED) / title.length);
+      await Promise.all(
+        Array.from({ length: count }, (_, year) =>
+          opened.store.create({ title, author: "A", year }),
+        ),
+      );
+      const stream = await openWhenFree(`${base}/changes?since=${since}`, token);
+      await stream.until(() => stream.events.length === count || stream.ended(), 20_000);
+      const years = stream.events.map((e) => e.data.book?.year as number);
+      assert.deepEqual(
+        years.toSorted((a, b) => a - b),
+        Array.from({ length: count }, (_, year) => year),
+      );
+      const seqs = stream.events.map((e) => Number(e.id));
+      assert.ok(seqs.every((seq, i) => i === 0 || seq > (seqs[i - 1] as number)));
+      assert.equal(stream.ended(), false);
+      stream.close();
+    });
+
     test("a stream ends when its token expires", async () => {
       const since = await (opened.store.changes as ChangeLog).latest();
       const stream = await openWhenFree(`${base}/changes?since=${since}`, shortToken(2));
@@ -167,7 +195,7 @@ test("shutdown ends every stream", async () => {
   await closing;
 });
 
-test("a reader that does not read is dropped, its memory freed; the metrics count it", async () => {
+test("a live reader that does not read is dropped, its memory freed; the metrics count it", async () => {
   const metrics = createMetrics();
   const config = testConfig();
   const store = openSqliteStore(":memory:");
@@ -178,11 +206,8 @@ test("a reader that does not read is dropped, its memory freed; the metrics coun
   });
   const base = new URL(await listenLocally(app));
   const token = await tokenFor(app);
-  const title = "T".repeat(500);
-  await Promise.all(
-    Array.from({ length: 4000 }, (_, i) => store.create({ title, author: "A", year: i })),
-  );
-  // Asks for the stream and never reads: what the service sends fills the socket's buffers.
+  // Asks for the stream and never reads: what the service sends as the books are written
+  // fills the socket's buffers.
   const socket = connect(Number(base.port), base.hostname);
   socket.pause();
   socket.write(
@@ -195,6 +220,12 @@ test("a reader that does not read is dropped, its memory freed; the metrics coun
     (
       await metrics.registry.getSingleMetric("book_catalogue_change_streams_refused_total")?.get()
     )?.values.find((v) => v.labels.reason === "fell behind")?.value;
+  for (let i = 0; i < 200 && (await gauge()) !== 1; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(await gauge(), 1);
+  const title = "T".repeat(500);
+  await Promise.all(
+    Array.from({ length: 4000 }, (_, i) => store.create({ title, author: "A", year: i })),
+  );
   for (let i = 0; i < 200 && (await dropped()) !== 1; i++)
     await new Promise((r) => setTimeout(r, 25));
   assert.equal(await dropped(), 1);
@@ -243,4 +274,30 @@ describe("changes told across instances by PostgreSQL", {
       await schema.drop();
     }
   });
+});
+
+test("a follower gone while it catches up is read for no more", async () => {
+  const store = openSqliteStore(":memory:");
+  const book = { title: "T", author: "A", year: 1 };
+  await Promise.all(Array.from({ length: 4 * FEED_PAGE }, () => store.create(book)));
+  const log = store.changes as ChangeLog;
+  let reads = 0;
+  const list: ChangeLog["list"] = (since, limit) => {
+    reads += 1;
+    return log.list(since, limit);
+  };
+  const feed = changeFeed({ ...log, list }, 60_000);
+  // Its reader is gone once it has had one page of the four behind it.
+  let pages = 0;
+  await feed.follow(0, {
+    ready: async () => pages === 0,
+    catchUp: () => pages++,
+    take: () => true,
+    dropped: () => {},
+  });
+  // The feed's own read of what is new, and the one page.
+  assert.equal(reads, 2);
+  assert.equal(pages, 1);
+  feed.close();
+  await store.close();
 });
