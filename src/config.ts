@@ -182,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // Under nginx's default proxy_read_timeout (60 s) and most balancers' idle timeouts.
       heartbeatMs: integer("CHANGES_HEARTBEAT_SECONDS", 15, 1, 3600) * 1000,
       maxBufferedBytes: 1024 * 1024,
+      accountCheckMs: 2_000,
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

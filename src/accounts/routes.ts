@@ -25,6 +25,8 @@ export interface AccountRoutesOptions {
   limiter: LoginLimiter;
   isBuiltInName: (name: string) => boolean;
   passwords: Passwords;
+  /** The account `id` was changed or removed here: told before the change is answered. */
+  accountChanged?: (id: number) => void;
 }
 
 type NewAccountBody = { name: string; role: Role; password: string };
@@ -82,6 +84,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       if (!exists) return respond(reply, 404, Messages.accountNotFound);
       const updated = await accounts.update(id, await storedChanges(request.body, passwords));
       if (updated === undefined) return respond(reply, 404, Messages.accountNotFound);
+      options.accountChanged?.(id);
       return respond(reply, 200, Messages.accountUpdated, updated);
     },
   );
@@ -94,6 +97,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       if (id === undefined || !(await accounts.remove(id))) {
         return respond(reply, 404, Messages.accountNotFound);
       }
+      options.accountChanged?.(id);
       return respond(reply, 200, Messages.accountDeleted);
     },
   );
@@ -114,7 +118,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
  * The signed-in account's new password, given its current one. A wrong current password counts
  * as a failed login of the account's name. The built-in pair's is AUTH_PASSWORD: 403.
  */
-function changeOwnPassword({ accounts, limiter, passwords }: AccountRoutesOptions) {
+function changeOwnPassword({ accounts, limiter, passwords, accountChanged }: AccountRoutesOptions) {
   return async (
     request: FastifyRequest<{ Body: { current: string; password: string } }>,
     reply: FastifyReply,
@@ -133,6 +137,7 @@ function changeOwnPassword({ accounts, limiter, passwords }: AccountRoutesOption
     await countSuccess(limiter, request.ip, name);
     const changes = await storedChanges({ password: request.body.password }, passwords);
     await accounts.update(id, changes);
+    accountChanged?.(id);
     return respond(reply, 200, Messages.passwordChanged);
   };
 }

@@ -2,7 +2,7 @@
 // restore of a deleted book. Every one is behind the token; readers may read, librarians restore.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { requireToken, type TokenCheck } from "../auth/require-token.js";
-import { allow, changedBy } from "../auth/signed-in.js";
+import { accountSignedIn, allow, changedBy } from "../auth/signed-in.js";
 import { versionHeaders } from "../books/conditions.js";
 import { readIntegerParameters } from "../books/listing.js";
 import { readBookId } from "../books/routes.js";
@@ -19,7 +19,7 @@ import {
   restoreBookSchema,
 } from "./route-schemas.js";
 import { wireChange } from "./schemas.js";
-import { changeStreams, type StreamLimits } from "./stream.js";
+import type { ChangeStreams } from "./stream.js";
 
 export interface ChangeRoutesOptions {
   store: BookStore;
@@ -27,7 +27,8 @@ export interface ChangeRoutesOptions {
   tokenCheck: TokenCheck;
   /** The live feed GET /changes streams from (feed.ts). */
   feed: ChangeFeed;
-  streamLimits: StreamLimits;
+  /** Its streams (stream.ts). */
+  streams: ChangeStreams;
   metrics: Metrics | undefined;
 }
 
@@ -59,10 +60,7 @@ const wantsStream = (request: FastifyRequest) =>
   request.headers.accept?.includes("text/event-stream") === true;
 
 export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOptions) {
-  const { store, log, tokenCheck, feed, metrics } = options;
-  const streams = changeStreams(feed, options.streamLimits, (reason) =>
-    metrics?.changeStreamEnded(reason),
-  );
+  const { store, log, tokenCheck, feed, streams, metrics } = options;
   metrics?.watchChangeStreams(() => streams.size);
   app.addHook("onRequest", requireToken(tokenCheck));
   app.addHook("preClose", (done) => {
@@ -83,7 +81,16 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
     if (verified === false) return respond(reply, 401, Messages.invalidToken);
     // A `since` no longer kept is 410 before the stream begins.
     await log.list(since, 1);
-    return streams.stream(request, reply, since, verified.expiresAt);
+    // An account's stream ends once its token no longer signs the account in.
+    const account =
+      verified.account === undefined
+        ? undefined
+        : {
+            id: verified.account,
+            signedIn: async () =>
+              (await accountSignedIn(tokenCheck.accounts, verified)) !== undefined,
+          };
+    return streams.stream(request, reply, since, verified.expiresAt, account);
   };
 
   app.get<ChangesPage>(

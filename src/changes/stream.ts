@@ -17,6 +17,11 @@ export interface StreamLimits {
   heartbeatMs: number;
   /** What a stream may hold unsent before its reader is dropped. */
   maxBufferedBytes: number;
+  /**
+   * How often a stream of an account's token asks whether the token still signs the account
+   * in (disabled, removed or a new password end it), on any instance.
+   */
+  accountCheckMs: number;
 }
 
 /** Tells a client how long to wait before reconnecting, in ms. */
@@ -72,6 +77,68 @@ function drained(raw: FastifyReply["raw"], bytes: number): Promise<void> {
   });
 }
 
+/**
+ * Each stream's check, every `ms` on one timer while any is open: a stream whose check says no
+ * is ended. A check that fails (the store unreachable) ends nothing: the next one decides.
+ */
+function checking(ms: number) {
+  const streams = new Map<() => void, StreamAccount>();
+  let timer: NodeJS.Timeout | undefined;
+  const sweep = () => {
+    for (const [end, { signedIn }] of streams) {
+      signedIn().then(
+        (valid) => valid || end(),
+        () => {},
+      );
+    }
+  };
+  return {
+    add(end: () => void, account: StreamAccount) {
+      streams.set(end, account);
+      timer ??= setInterval(sweep, ms).unref();
+    },
+    remove(end: () => void) {
+      streams.delete(end);
+      if (streams.size > 0) return;
+      clearInterval(timer);
+      timer = undefined;
+    },
+    /** Ends at once every stream of the account `id`. */
+    end(id: number) {
+      for (const [end, account] of [...streams]) if (account.id === id) end();
+    },
+  };
+}
+
+/** The account a stream's token signs in, and whether it still does. */
+export interface StreamAccount {
+  id: number;
+  signedIn(): Promise<boolean>;
+}
+
+/** The follower that writes a stream's events to `raw`, until the stream has `ended`. */
+function writing(
+  raw: FastifyReply["raw"],
+  stream: { limits: StreamLimits; told: StreamEnded; ended(): boolean; end(): void },
+): Follower {
+  const { limits, told, ended } = stream;
+  // Nothing is written once the stream has ended (a write after the end is an error).
+  const send = (changes: Change[]) => ended() || raw.write(changes.map(event).join(""));
+  return {
+    // Catching up, the next page waits until what was sent is half read at most.
+    ready: () => drained(raw, limits.maxBufferedBytes / 2).then(() => !ended()),
+    catchUp: send,
+    take: (changes) => {
+      if (ended()) return false;
+      send(changes);
+      if (raw.writableLength <= limits.maxBufferedBytes) return true;
+      told("fell behind");
+      return false;
+    },
+    dropped: stream.end,
+  };
+}
+
 /** What is told of streams refused or dropped (the metrics). */
 export type StreamEnded = (reason: "per client" | "in all" | "fell behind") => void;
 
@@ -79,6 +146,7 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
   const open = new Set<() => void>();
   const byClient = new Map<string, number>();
   const heartbeats = heartbeating(limits.heartbeatMs);
+  const checks = checking(limits.accountCheckMs);
 
   const refused = (reply: FastifyReply, client: string) => {
     if (open.size >= limits.total) {
@@ -94,33 +162,23 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
     return undefined;
   };
 
-  /** Streams from `since` until the token expires at `expiresAt` (ms). */
+  /**
+   * Streams from `since` until the token expires at `expiresAt` (ms), or, for an account's
+   * token, until it no longer signs the account in.
+   */
   async function stream(
     request: FastifyRequest,
     reply: FastifyReply,
     since: number,
     expiresAt: number,
+    account?: StreamAccount,
   ): Promise<FastifyReply | undefined> {
     const client = request.ip;
     const refusal = refused(reply, client);
     if (refusal !== undefined) return refusal;
     const raw = reply.raw;
     let ended = false;
-    // Nothing is written once the stream has ended (a write after the end is an error).
-    const send = (changes: Change[]) => ended || raw.write(changes.map(event).join(""));
-    const follower: Follower = {
-      // Catching up, the next page waits until what was sent is half read at most.
-      ready: () => drained(raw, limits.maxBufferedBytes / 2).then(() => !ended),
-      catchUp: send,
-      take: (changes) => {
-        if (ended) return false;
-        send(changes);
-        if (raw.writableLength <= limits.maxBufferedBytes) return true;
-        told("fell behind");
-        return false;
-      },
-      dropped: () => end(),
-    };
+    const follower = writing(raw, { limits, told, ended: () => ended, end: () => end() });
     // Counted before the first await, so a burst of opens cannot pass the limits.
     byClient.set(client, (byClient.get(client) ?? 0) + 1);
     let following: { stop(): void } | undefined;
@@ -130,6 +188,7 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
       ended = true;
       open.delete(end);
       heartbeats.remove(raw);
+      checks.remove(end);
       clearTimeout(expiry);
       following?.stop();
       const left = (byClient.get(client) ?? 1) - 1;
@@ -140,6 +199,7 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
       else raw.end();
     };
     open.add(end);
+    if (account !== undefined) checks.add(end, account);
     reply.hijack();
     begin(request, raw);
     raw.on("close", end);
@@ -161,9 +221,17 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
     get size() {
       return open.size;
     },
+    /**
+     * The account `id` was changed here (disabled, removed, a new password): its streams end
+     * at once, before the change is answered. A change elsewhere ends them at the next check.
+     */
+    accountChanged: (id: number) => checks.end(id),
     /** Ends every stream (shutdown). */
     close() {
       for (const end of [...open]) end();
     },
   };
 }
+
+/** What `changeStreams` gives. */
+export type ChangeStreams = ReturnType<typeof changeStreams>;

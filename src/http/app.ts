@@ -14,6 +14,7 @@ import { createTokenService, type TokenService } from "../auth/tokens.js";
 import { bookRoutes } from "../books/routes.js";
 import { changeFeed } from "../changes/feed.js";
 import { changeRoutes } from "../changes/routes.js";
+import { type ChangeStreams, changeStreams } from "../changes/stream.js";
 import type { Config } from "../config.js";
 import type { BookStore } from "../store/store.js";
 import { parseEveryBodyAsJson } from "./body-parser.js";
@@ -130,6 +131,7 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
   app.decorateRequest("signedIn", null as unknown as TokenCheck["builtIn"]);
   const tokenCheck: TokenCheck = { tokens, accounts, builtIn: builtInPair(config.username) };
   await app.register(bookRoutes, { store, tokenCheck });
+  let streams: ChangeStreams | undefined;
   if (store.changes !== undefined) {
     const feed = changeFeed(store.changes, config.changesPollMs);
     // A write answered here is read into the feed at once, not at its next poll; one of
@@ -140,11 +142,16 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
     });
     const watching = store.changes.watch?.(feed.wake, (message) => app.log.warn(message));
     if (watching !== undefined) app.addHook("onClose", () => watching.close());
-    const streamLimits = config.changeStreams;
-    const changes = { store, log: store.changes, tokenCheck, feed, streamLimits, metrics };
+    streams = changeStreams(feed, config.changeStreams, (reason) =>
+      metrics?.changeStreamEnded(reason),
+    );
+    const changes = { store, log: store.changes, tokenCheck, feed, streams, metrics };
     await app.register(changeRoutes, changes);
   }
   if (accounts !== undefined) {
-    await app.register(accountRoutes, { accounts, tokenCheck, limiter, isBuiltInName, passwords });
+    // A change of an account ends its change streams (stream.ts).
+    const accountChanged = (id: number) => streams?.accountChanged(id);
+    const options = { accounts, tokenCheck, limiter, isBuiltInName, passwords, accountChanged };
+    await app.register(accountRoutes, options);
   }
 }

@@ -5,10 +5,12 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { connect } from "node:net";
 import { after, before, test } from "node:test";
+import { tokensEndNow } from "../../src/auth/signed-in.js";
 import { changeFeed, FEED_PAGE } from "../../src/changes/feed.js";
 import type { App } from "../../src/http/app.js";
 import { Messages } from "../../src/http/envelope.js";
 import { createMetrics } from "../../src/http/metrics.js";
+import type { AccountStore } from "../../src/store/accounts.js";
 import type { ChangeLog } from "../../src/store/changes.js";
 import { openStore } from "../../src/store/open.js";
 import { openSqliteStore } from "../../src/store/sqlite/store.js";
@@ -29,6 +31,9 @@ import { openStream } from "../support/sse.js";
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 /** What a stream may leave unsent here: a backlog of a few hundred books passes it. */
 const BUFFERED = 64 * 1024;
+/** How often streams of accounts are checked here. */
+const ACCOUNT_CHECK_MS = 100;
+const PASSWORD = "twelve chars or more";
 
 /**
  * A stream opened once the client has a place for it: the places of streams it closed are
@@ -69,7 +74,11 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
     before(async () => {
       opened = await kind.open();
       const config = testConfig({ CHANGES_STREAMS_PER_CLIENT: "3" });
-      const changeStreams = { ...config.changeStreams, maxBufferedBytes: BUFFERED };
+      const changeStreams = {
+        ...config.changeStreams,
+        maxBufferedBytes: BUFFERED,
+        accountCheckMs: ACCOUNT_CHECK_MS,
+      };
       app = await buildTestApp({ store: opened.store, config: { ...config, changeStreams } });
       base = await listenLocally(app);
       token = await tokenFor(app);
@@ -171,6 +180,55 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       assert.ok(seqs.every((seq, i) => i === 0 || seq > (seqs[i - 1] as number)));
       assert.equal(stream.ended(), false);
       stream.close();
+    });
+
+    /** A reader account named `name`, and a token of it. */
+    const reader = async (name: string) => {
+      const headers = { authorization: token, "content-type": "application/json" };
+      const body = JSON.stringify({ name, role: "reader", password: PASSWORD });
+      const added = await fetch(`${base}/accounts`, { method: "POST", headers, body });
+      assert.equal(added.status, 201);
+      const { id } = ((await added.json()) as { data: { id: number } }).data;
+      const login = await fetch(`${base}/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: name, password: PASSWORD }),
+      });
+      return { id, token: ((await login.json()) as { data: { token: string } }).data.token };
+    };
+
+    test("an account's stream ends as it is disabled, removed or given a new password here", async () => {
+      const changes: [string, string, object | undefined][] = [
+        ["disabled", "PATCH", { enabled: false }],
+        ["removed", "DELETE", undefined],
+        ["repassworded", "PATCH", { password: `${PASSWORD} again` }],
+      ];
+      for (const [name, method, change] of changes) {
+        const account = await reader(name);
+        const since = await (opened.store.changes as ChangeLog).latest();
+        const stream = await openWhenFree(`${base}/changes?since=${since}`, account.token);
+        const changed = await fetch(`${base}/accounts/${account.id}`, {
+          method,
+          headers: { authorization: token, "content-type": "application/json" },
+          ...(change === undefined ? {} : { body: JSON.stringify(change) }),
+        });
+        assert.equal(changed.status, 200);
+        // Ended before the change was answered: a book written after it never reaches it.
+        await post(8);
+        await stream.until(() => stream.ended(), 2_000);
+        assert.deepEqual(stream.events, [], name);
+      }
+    });
+
+    test("an account's stream ends at its next check when another instance disables it", async () => {
+      const account = await reader("elsewhere");
+      const since = await (opened.store.changes as ChangeLog).latest();
+      const stream = await openWhenFree(`${base}/changes?since=${since}`, account.token);
+      await post(9);
+      await stream.until(() => stream.events.length === 1);
+      const accounts = opened.store.accounts as AccountStore;
+      await accounts.update(account.id, { enabled: false, tokensValidFrom: tokensEndNow() });
+      await stream.until(() => stream.ended(), 20 * ACCOUNT_CHECK_MS);
     });
 
     test("a stream ends when its token expires", async () => {
