@@ -56,8 +56,9 @@ function streamSince(request: FastifyRequest, since: number): number | undefined
   return typeof last === "string" && /^(0|[1-9][0-9]{0,15})$/.test(last) ? Number(last) : undefined;
 }
 
+/** A stream is for GET: a HEAD is answered as the page, headers only, at once. */
 const wantsStream = (request: FastifyRequest) =>
-  request.headers.accept?.includes("text/event-stream") === true;
+  request.method === "GET" && request.headers.accept?.includes("text/event-stream") === true;
 
 export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOptions) {
   const { store, log, tokenCheck, feed, streams, metrics } = options;

@@ -231,6 +231,21 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       await stream.until(() => stream.ended(), 20 * ACCOUNT_CHECK_MS);
     });
 
+    test("HEAD asking for a stream is answered at once, as the page, and holds no stream", async () => {
+      // More than the client's places for streams (3 here).
+      for (let i = 0; i < 4; i++) {
+        const head = await fetch(`${base}/changes?since=now`, {
+          method: "HEAD",
+          headers: { authorization: token, accept: "text/event-stream" },
+          signal: AbortSignal.timeout(2_000),
+        });
+        assert.equal(head.status, 200);
+        assert.match(head.headers.get("content-type") ?? "", /^application\/json/);
+      }
+      const stream = await openWhenFree(`${base}/changes?since=now`, token);
+      stream.close();
+    });
+
     test("a stream ends when its token expires", async () => {
       const since = await (opened.store.changes as ChangeLog).latest();
       const stream = await openWhenFree(`${base}/changes?since=${since}`, shortToken(2));
