@@ -14,7 +14,7 @@ const since = {
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
   description:
-    "The entries after this sequence (0: from the oldest kept). Best taken from the `Link` header, or the last entry's `seq`.",
+    "The entries after this sequence (0: from the first; 410 once the log has been trimmed). Best taken from the `Link` header, or the last entry's `seq`.",
 } as const;
 
 const limit = {

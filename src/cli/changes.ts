@@ -24,7 +24,7 @@ export async function changesCommand(args: string[]): Promise<void> {
     },
   });
   if (values.since === undefined) {
-    throw new UsageError("changes needs --since N (0: every entry kept)");
+    throw new UsageError("changes needs --since N (0: from the first entry)");
   }
   const since = wholeNumber(values.since, "--since", Number.MAX_SAFE_INTEGER, 0);
   const limit =

@@ -112,7 +112,8 @@ or the password is too short or was not given.`,
 
 Prints the entries of the change log after the sequence N, in order, one JSON object a
 line: {seq, op, id, book, before, at, by}, op being create, update, delete or restore.
---since 0 prints every entry kept; the last line's seq is where to go on from next time.
+--since 0 prints every entry from the first (refused once the log has been trimmed); the
+last line's seq is where to go on from next time.
 Without --follow it prints them page by page to the end of the log and exits.
 
   --follow              Then print each entry as it is committed, until Ctrl-C (exit 130);

@@ -83,7 +83,10 @@ export interface ChangesPage {
 }
 
 export interface ChangesOptions {
-  /** The entries after this sequence: 0 for every entry kept, else the last `seq` handled. */
+  /**
+   * The entries after this sequence: 0 from the first (a ChangesGoneError once the log has
+   * been trimmed), else the last `seq` handled.
+   */
   since: number;
   /** Ends the iteration: the iterator then throws the signal's reason. */
   signal?: AbortSignal;
