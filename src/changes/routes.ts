@@ -126,7 +126,11 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
       const { since = 0, limit = DEFAULT_CHANGES_LIMIT } = request.query;
       const { id } = request.params;
       const changes = await log.history(id, since, limit);
-      if (changes.length === 0 && since === 0 && (await store.get(id)) === undefined) {
+      // 404 when the book does not exist and no entry of it is kept, whatever `since`.
+      const unknown = async () =>
+        (await store.get(id)) === undefined &&
+        (since === 0 || (await log.history(id, 0, 1)).length === 0);
+      if (changes.length === 0 && (await unknown())) {
         return respond(reply, 404, Messages.bookNotFound);
       }
       return respond(reply, 200, Messages.historyRetrieved, changes.map(wireChange));

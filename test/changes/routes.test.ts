@@ -185,7 +185,17 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
         ["update"],
       );
       assertRefused(await send("GET", `/book/${id + 1000}/history`), 404, Messages.bookNotFound);
+      assertRefused(
+        await send("GET", `/book/${id + 1000}/history?since=3`),
+        404,
+        Messages.bookNotFound,
+      );
       assertRefused(await send("GET", "/book/01/history"), 404, Messages.bookNotFound);
+      // After its last entry, a deleted book's history is empty, not missing.
+      const last = history.body.data?.at(-1)?.seq;
+      const after = await send<WireChange[]>("GET", `/book/${id}/history?since=${last}`);
+      assert.equal(after.status, 200, after.raw);
+      assert.deepEqual(after.body.data, []);
     });
 
     test("restore: 201 with the book and its ETag, then 409; 404 unknown; 403 for a reader", async () => {
