@@ -53,7 +53,9 @@ async function gone(reply: FastifyReply, log: ChangeLog, error: ChangesGoneError
 function streamSince(request: FastifyRequest, since: number): number | undefined {
   const last = request.headers["last-event-id"];
   if (last === undefined) return since;
-  return typeof last === "string" && /^(0|[1-9][0-9]{0,15})$/.test(last) ? Number(last) : undefined;
+  const id = typeof last === "string" && /^(0|[1-9][0-9]{0,15})$/.test(last) ? Number(last) : -1;
+  // As `since`: a whole number up to 2^53 - 1.
+  return id >= 0 && id <= Number.MAX_SAFE_INTEGER ? id : undefined;
 }
 
 /** A stream is for GET: a HEAD is answered as the page, headers only, at once. */
