@@ -232,12 +232,16 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       assert.equal(entry?.op, "restore");
     });
 
-    test("Last-Modified: each create, update and restore's time, the same on a read", async () => {
+    test("Last-Modified: each create, update and restore's time; an update that changes nothing keeps it", async () => {
       const created = await send<Book>("POST", "/book", { body: DUNE });
       const id = created.body.data?.id as number;
       await send("PUT", `/book/${id}`, { body: { year: 1966 } });
       const updated = await send("PUT", `/book/${id}`, { body: { title: "Dune Messiah" } });
       const unchanged = await send("PUT", `/book/${id}`, { body: {} });
+      // Each field to the value it has: no change either, and no entry.
+      const same = await send("PUT", `/book/${id}`, {
+        body: { title: "Dune Messiah", author: DUNE.author, year: 1966 },
+      });
       const read = await send("GET", `/book/${id}`);
       const notModified = await app.inject({
         url: `/book/${id}`,
@@ -251,7 +255,8 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       assert.equal(history.length, 5);
       assert.equal(created.headers["last-modified"], create);
       assert.equal(updated.headers["last-modified"], update);
-      for (const answer of [unchanged, read, notModified]) {
+      assert.equal(same.status, 200);
+      for (const answer of [unchanged, same, read, notModified]) {
         assert.equal(answer.headers["last-modified"], update);
       }
       assert.equal(notModified.statusCode, 304);

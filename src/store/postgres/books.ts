@@ -115,8 +115,8 @@ export interface Update {
 
 /**
  * Applies each update's present fields and their search words, with an entry made `at` for
- * each book changed; undefined for an id no book has. An update with no field present changes
- * nothing and logs nothing. One statement a round: the first round holds each book's first
+ * each book changed; undefined for an id no book has. An update that changes no field (none
+ * present, or each the value it has) writes nothing and logs nothing. One statement a round: the first round holds each book's first
  * update, the next each book's second, and so on, so that an update of a book asked more than
  * once applies to what the one before left. Each statement locks its books in the order of
  * their ids, so two under way at once on the same books wait for each other in turn, never
@@ -162,10 +162,12 @@ async function updateInIdOrder(db: Queryable, updates: readonly Update[], at: nu
   const updated = await db.query<StoredBook>(
     sql`WITH u AS (
       -- Each book as the statement's snapshot has it (the lateral join reads them in the
-      -- order of the ids), and the seq of its entry for the books this changes only: the
-      -- book's last_change is set to it in the update of its fields.
+      -- order of the ids), and the seq of its entry for the books this changes only (a field
+      -- absent is NULL, and NULL <> x is not true): the book's last_change is set to it in
+      -- the update of its fields.
       SELECT t.*, b.found, b.old_title, b.old_author, b.old_year, b.last_change, b.changed_at,
-        CASE WHEN b.found AND (t.title IS NOT NULL OR t.author IS NOT NULL OR t.year IS NOT NULL)
+        CASE WHEN b.found AND (t.title <> b.old_title OR t.author <> b.old_author
+            OR t.year <> b.old_year)
           THEN ${NEXT_SEQ} END AS seq
       FROM unnest(${updates.map((u) => u.id)}::bigint[], ${field((c) => c.title)}::text[],
         ${field((c) => c.author)}::text[], ${field((c) => c.year)}::integer[],

@@ -9,6 +9,17 @@ import { BookChangedError, BookIdsExhaustedError, type StoredBook } from "../sto
 import { writeStatement } from "./schema.js";
 import { indexedWords } from "./search-index.js";
 
+/** The fields of `changes` whose values are not the book's already. */
+function changesTo(book: Book, changes: BookChanges): BookChanges {
+  const changed: BookChanges = {};
+  if (changes.title !== undefined && changes.title !== book.title) changed.title = changes.title;
+  if (changes.author !== undefined && changes.author !== book.author) {
+    changed.author = changes.author;
+  }
+  if (changes.year !== undefined && changes.year !== book.year) changed.year = changes.year;
+  return changed;
+}
+
 /**
  * The columns an update sets, and their values: only the fields it changes (with a title or an
  * author, its sort key), so that a change of year rewrites no title or author index entry.
@@ -183,8 +194,9 @@ type Current = (
 ) => { book: StoredBook; lastChange: number | null } | undefined | BookChangedError;
 
 /**
- * The update of bookStatements: only the fields present are written (one statement for each
- * set of them), with the entry's seq and time; an update of none answers the book unwritten.
+ * The update of bookStatements: only the fields it changes are written (one statement for each
+ * set of them), with the entry's seq and time; an update that changes none (no field, or each
+ * to the value it has) answers the book unwritten, and logs nothing.
  */
 function updating(
   db: DatabaseSync,
@@ -203,7 +215,8 @@ function updating(
     const found = current(id, expected);
     if (found === undefined || found instanceof BookChangedError) return found;
     const before = found.book;
-    const { fields, values } = updateOf(changes);
+    const changed = changesTo(before, changes);
+    const { fields, values } = updateOf(changed);
     if (fields.length === 0) return before;
     let statement = updateStatements.get(fields);
     if (statement === undefined) {
@@ -217,16 +230,16 @@ function updating(
     const at = Date.now();
     const book = {
       id,
-      title: changes.title ?? before.title,
-      author: changes.author ?? before.author,
-      year: changes.year ?? before.year,
+      title: changed.title ?? before.title,
+      author: changed.author ?? before.author,
+      year: changed.year ?? before.year,
       changedAt: at,
     };
     // The entry first, so that its seq is set in the update of the fields: one update of the
     // row, counted once (migration 10), no second write of it.
     const seq = log("update", book, before, by, found.lastChange, at);
     statement.run(...values, seq, at, id);
-    if (changes.title !== undefined || changes.author !== undefined) {
+    if (changed.title !== undefined || changed.author !== undefined) {
       unindexStmt.run(id);
       indexStmt.run(id, indexedWords(book));
     }
