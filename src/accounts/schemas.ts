@@ -1,6 +1,6 @@
 // The accounts' JSON schemas (validation, serialisation and the API description alike).
 import { textSchema } from "../books/schemas.js";
-import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from "../rules/account.js";
+import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, PASSWORD_PATTERN } from "../rules/account.js";
 import { ROLES } from "../store/accounts.js";
 
 export { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN };
@@ -15,7 +15,8 @@ const password = {
   type: "string",
   minLength: PASSWORD_MIN,
   maxLength: PASSWORD_MAX,
-  description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters. Kept only as a scrypt hash.`,
+  pattern: PASSWORD_PATTERN,
+  description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, no unpaired surrogate. Kept only as a scrypt hash.`,
 } as const;
 
 /** POST /accounts: all three. Unknown fields are ignored. */

@@ -5,6 +5,11 @@ export const NAME_MAX = 100;
 /** OWASP's least for a password that is the only factor; the most bounds the hash's input. */
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 1024;
+/**
+ * A new password is well-formed text: an unpaired surrogate would be hashed as U+FFFD (its
+ * UTF-8), so different passwords would be one. Compiled with the `u` flag, as Ajv does.
+ */
+export const PASSWORD_PATTERN = "^[^\\uD800-\\uDFFF]*$";
 
 export type PasswordProblem =
   | { kind: "too-short"; min: number }

@@ -134,6 +134,10 @@ for (const kind of await storesUnderTest()) {
       const cases: [unknown, RegExp][] = [
         [{ name: "short", role: "reader", password: "eleven char" }, /^password: at least 12/],
         [
+          { name: "surrogates", role: "reader", password: "\ud800".repeat(12) },
+          /^password: no unpaired surrogate/,
+        ],
+        [
           { name: "r", role: "owner", password: PASSWORD },
           /^role: one of reader, librarian, admin/,
         ],
