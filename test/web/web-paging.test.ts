@@ -215,6 +215,32 @@ describe("pages and counts in Chromium", { skip: browserSkipReason() }, () => {
     await page.context().close();
   });
 
+  test("a pager's button keeps the keyboard's focus as the page changes, to the last", async () => {
+    const page = await open(await fresh(45));
+    await status(page).getByText("Page 1 of 3").waitFor();
+    const focused = () =>
+      page.evaluate(`(() => {
+        const button = document.activeElement;
+        return [button?.textContent, button?.closest("nav")?.ariaLabel,
+          button?.getAttribute("aria-disabled")];
+      })()`);
+    await pager(page).getByRole("button", { name: "Next" }).focus();
+    await page.keyboard.press("Enter");
+    await status(page).getByText("Page 2 of 3: books 21 to 40.").waitFor();
+    assert.deepEqual(await focused(), ["Next", "Pages, above the table", "false"]);
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await status(page).getByText("Page 3 of 3: books 41 to 45.").waitFor();
+    // On the last page Last is off, and keeps the focus; pressed again, it does nothing.
+    assert.deepEqual(await focused(), ["Last", "Pages, above the table", "true"]);
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Enter");
+    await status(page).getByText("Page 3 of 3: books 41 to 45.").waitFor();
+    assert.equal(await pager(page).getByRole("button", { name: "Next" }).isDisabled(), true);
+    await page.context().close();
+  });
+
   test("Next from the pager below shows the new page from its top", async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const page = await open(await fresh(45), { viewport });

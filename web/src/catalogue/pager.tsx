@@ -38,6 +38,25 @@ function pageStatus({ walk, listing, pages }: Props): string {
   return `No book matches “${walk.search.trim()}”.`;
 }
 
+/**
+ * A move, off while loading or where it cannot go: marked so (`aria-disabled`) rather than
+ * disabled, so that a button pressed keeps the keyboard's focus as the page changes under it,
+ * to the last page too, where Next and Last are off.
+ */
+function Move(props: { label: string; off: boolean; onMove: () => void; secondary?: boolean }) {
+  const { label, off, onMove, secondary = false } = props;
+  return (
+    <button
+      type="button"
+      class={secondary ? "secondary" : undefined}
+      aria-disabled={off}
+      onClick={off ? undefined : onMove}
+    >
+      {label}
+    </button>
+  );
+}
+
 export function Pager(props: Props) {
   const { walk, listing, pages, moves, place } = props;
   const { loading, next } = listing;
@@ -54,12 +73,8 @@ export function Pager(props: Props) {
     >
       {!single && (
         <div class="page-moves">
-          <button type="button" class="secondary" disabled={atFirst} onClick={moves.first}>
-            First
-          </button>
-          <button type="button" disabled={atFirst} onClick={moves.previous}>
-            Previous
-          </button>
+          <Move label="First" off={atFirst} onMove={moves.first} secondary />
+          <Move label="Previous" off={atFirst} onMove={moves.previous} />
         </div>
       )}
       {place === "above" ? (
@@ -71,17 +86,8 @@ export function Pager(props: Props) {
       )}
       {!single && (
         <div class="page-moves">
-          <button type="button" disabled={atLast} onClick={moves.next}>
-            Next
-          </button>
-          <button
-            type="button"
-            class="secondary"
-            disabled={atLast || pages === undefined}
-            onClick={moves.last}
-          >
-            Last
-          </button>
+          <Move label="Next" off={atLast} onMove={moves.next} />
+          <Move label="Last" off={atLast || pages === undefined} onMove={moves.last} secondary />
         </div>
       )}
     </nav>
