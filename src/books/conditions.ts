@@ -1,5 +1,6 @@
 // Conditional requests on one book (RFC 9110 §13): the ETag a book is sent with, and what
-// If-Match and If-None-Match ask of it.
+// If-Match, If-Unmodified-Since and If-None-Match ask of it.
+import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyReply } from "fastify";
 import type { Book } from "../rules/book.js";
 import { bookVersion, type ExpectedVersions } from "../store/book-version.js";
@@ -63,10 +64,27 @@ function listedTags(header: string): "*" | ListedTag[] {
  * The versions an If-Match header accepts; undefined without one. Compared strongly: a weak
  * tag matches nothing, so a write it guards is refused.
  */
-export function ifMatchVersions(header: string | undefined): ExpectedVersions | undefined {
+function ifMatchVersions(header: string | undefined) {
   if (header === undefined) return undefined;
   const tags = listedTags(header);
   return tags === "*" ? "*" : tags.filter((tag) => !tag.weak).map((tag) => tag.opaque);
+}
+
+/**
+ * What a write's precondition headers ask (RFC 9110 §13); undefined without any. If-None-Match
+ * compares weakly; an If-Unmodified-Since that is not a date is ignored, as the RFC asks.
+ */
+export function writeConditions(headers: IncomingHttpHeaders): ExpectedVersions | undefined {
+  const match = ifMatchVersions(headers["if-match"]);
+  const since = Date.parse(headers["if-unmodified-since"] ?? "");
+  const none = headers["if-none-match"];
+  if (Number.isNaN(since) && none === undefined) return match;
+  const tags = none === undefined ? undefined : listedTags(none);
+  return {
+    ...(match === undefined ? {} : { match }),
+    ...(Number.isNaN(since) ? {} : { unmodifiedSince: since }),
+    ...(tags === undefined ? {} : { noneMatch: tags === "*" ? "*" : tags.map((t) => t.opaque) }),
+  };
 }
 
 /**

@@ -73,6 +73,16 @@ const ifMatchHeader = {
         "Change the book only while its version is one of these ETags (`*`: any version): otherwise 412 `Book has changed` and nothing is written. A missing book is 404 first.",
       examples: ['"3PbzfKDDaEyK4g5Ffe-9PfGZxIo"'],
     },
+    "if-unmodified-since": {
+      type: "string",
+      description:
+        "Without `If-Match`: change the book only if it has not changed since this HTTP date (its `Last-Modified`, to the second): otherwise 412. A value that is not a date is ignored.",
+    },
+    "if-none-match": {
+      type: "string",
+      description:
+        "Change the book only while its version is none of these ETags, compared weakly (`*`: never, the book exists): otherwise 412.",
+    },
   },
 } as const;
 const ifNoneMatchHeader = {

@@ -13,7 +13,7 @@ import { Messages, respond } from "../http/envelope.js";
 import { refuseInvalid } from "../http/errors.js";
 import type { BookChanges, NewBook } from "../rules/book.js";
 import type { BookStore } from "../store/store.js";
-import { ifMatchVersions, notModified, versionHeaders } from "./conditions.js";
+import { notModified, versionHeaders, writeConditions } from "./conditions.js";
 import { listBooks } from "./list-books.js";
 import { type ListParameters, readIntegerParameters } from "./listing.js";
 import {
@@ -114,7 +114,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
       }
       // A valid body goes straight to the update, which finds no book when there is none: the
       // same answers as looking first, with one store round trip instead of two.
-      const expected = ifMatchVersions(request.headers["if-match"]);
+      const expected = writeConditions(request.headers);
       const updated = await store.update(
         id,
         pickChanges(request.body),
@@ -131,7 +131,7 @@ export async function bookRoutes(app: FastifyInstance, { store, tokenCheck }: Bo
     "/book/:id",
     { schema: deleteBookSchema, onRequest: librarians, preValidation: readBookId },
     async (request, reply) => {
-      const expected = ifMatchVersions(request.headers["if-match"]);
+      const expected = writeConditions(request.headers);
       const removed = await store.remove(request.params.id, expected, changedBy(request));
       if (!removed) return respond(reply, 404, Messages.bookNotFound);
       return respond(reply, 200, Messages.bookDeleted);

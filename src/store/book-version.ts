@@ -1,5 +1,6 @@
 // A book's version: what HTTP sends as its ETag, and what a write made on a condition
-// (If-Match) compares inside its own transaction, the same on both stores.
+// (If-Match, If-Unmodified-Since, If-None-Match) compares inside its own transaction, the same
+// on both stores.
 import { hash } from "node:crypto";
 import type { Book } from "../rules/book.js";
 
@@ -27,9 +28,36 @@ export function bookVersion(book: Book): string {
 // the largest cost of GET /book/{id} beyond Node's own; docs/performance.md).
 const versions = new WeakMap<Book, string>();
 
-/** The versions a conditional write accepts: any ("*"), or those listed. */
-export type ExpectedVersions = "*" | readonly string[];
+/** Versions: any ("*"), or those listed. */
+type Versions = "*" | readonly string[];
 
-export function versionMatches(book: Book, expected: ExpectedVersions): boolean {
-  return expected === "*" || expected.includes(bookVersion(book));
+/**
+ * What a conditional write asks of the book it finds: the versions it accepts (If-Match), or
+ * as many of RFC 9110's preconditions as were sent, evaluated in its order (§13.2.2): If-Match,
+ * else If-Unmodified-Since (ms; a book with no time of change passes), then If-None-Match (no
+ * version listed, none at all for "*": a write on it never proceeds).
+ */
+export type ExpectedVersions =
+  | Versions
+  | { match?: Versions; unmodifiedSince?: number; noneMatch?: Versions };
+
+const among = (version: string, versions: Versions) =>
+  versions === "*" || versions.includes(version);
+
+export function versionMatches(
+  book: Book & { changedAt?: number | null },
+  expected: ExpectedVersions,
+): boolean {
+  if (expected === "*" || Array.isArray(expected)) {
+    return among(bookVersion(book), expected as Versions);
+  }
+  const { match, unmodifiedSince, noneMatch } = expected as Exclude<ExpectedVersions, Versions>;
+  const version = bookVersion(book);
+  if (match !== undefined && !among(version, match)) return false;
+  // Compared to the second, as Last-Modified tells it.
+  const changed = typeof book.changedAt === "number" ? Math.floor(book.changedAt / 1000) : 0;
+  if (match === undefined && unmodifiedSince !== undefined && changed * 1000 > unmodifiedSince) {
+    return false;
+  }
+  return noneMatch === undefined || !among(version, noneMatch);
 }

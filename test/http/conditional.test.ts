@@ -112,6 +112,32 @@ for (const kind of await storesUnderTest()) {
       assert.equal((await send("GET", `/book/${book.id}`)).status, 404);
     });
 
+    test("If-Unmodified-Since and If-None-Match guard a write too, in RFC 9110's order", async () => {
+      const { book, etag } = await created();
+      const url = `/book/${book.id}`;
+      let year = 1990;
+      /** A PUT that changes the book, on these conditions. */
+      const put = (headers: Record<string, string>) =>
+        send("PUT", url, { body: { year: (year += 1) }, headers });
+      const early = "Thu, 01 Jan 1970 00:00:01 GMT";
+      assertChanged(await put({ "if-unmodified-since": early }));
+      assertChanged(await send("DELETE", url, { headers: { "if-unmodified-since": early } }));
+      for (const none of ["*", etag, `W/${etag}`, `"other", ${etag}`]) {
+        assertChanged(await put({ "if-none-match": none }));
+        assertChanged(await send("DELETE", url, { headers: { "if-none-match": none } }));
+      }
+      assert.equal((await send("GET", url)).headers.etag, etag, "nothing was written");
+      // If-Match decides, and If-Unmodified-Since is then not asked; a date that is none is
+      // ignored; the second the book was last changed passes, as does another version.
+      assert.equal((await put({ "if-match": etag, "if-unmodified-since": early })).status, 200);
+      assert.equal((await put({ "if-unmodified-since": "not a date" })).status, 200);
+      const last = String((await send("GET", url)).headers["last-modified"]);
+      const passed = await put({ "if-unmodified-since": last, "if-none-match": '"other"' });
+      assert.equal(passed.status, 200, passed.raw);
+      const missing = { body: { year: 1 }, headers: { "if-none-match": "*" } };
+      assert.equal((await send("PUT", "/book/999999", missing)).status, 404);
+    });
+
     test("a missing book is 404 before any precondition", async () => {
       for (const method of ["PUT", "DELETE"]) {
         const answer = await send(method, "/book/999999", {

@@ -303,8 +303,9 @@ export async function lockExpected(
   expected: ExpectedVersions,
 ): Promise<Book | undefined> {
   // The transaction's first statement: it takes the lock of book writes before the book's.
-  const [book] = await tx.query<Book>(
-    sql`SELECT id, title, author, year FROM books WHERE id = ${id} FOR UPDATE`,
+  const [book] = await tx.query<StoredBook>(
+    sql`SELECT id, title, author, year, changed_at AS "changedAt" FROM books WHERE id = ${id}
+      FOR UPDATE`,
     WRITES,
   );
   if (book !== undefined && !versionMatches(book, expected)) throw new BookChangedError();
