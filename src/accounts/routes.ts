@@ -25,8 +25,11 @@ export interface AccountRoutesOptions {
   limiter: LoginLimiter;
   isBuiltInName: (name: string) => boolean;
   passwords: Passwords;
-  /** The account `id` was changed or removed here: told before the change is answered. */
-  accountChanged?: (id: number) => void;
+  /**
+   * The tokens of the account `id` ended here (disabled, removed, a new password): told before
+   * the change is answered.
+   */
+  tokensEnded?: (id: number) => void;
 }
 
 type NewAccountBody = { name: string; role: Role; password: string };
@@ -82,9 +85,10 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       const id = idOf(request);
       const exists = id !== undefined && (await accounts.get(id)) !== undefined;
       if (!exists) return respond(reply, 404, Messages.accountNotFound);
-      const updated = await accounts.update(id, await storedChanges(request.body, passwords));
+      const changes = await storedChanges(request.body, passwords);
+      const updated = await accounts.update(id, changes);
       if (updated === undefined) return respond(reply, 404, Messages.accountNotFound);
-      options.accountChanged?.(id);
+      if (changes.tokensValidFrom !== undefined) options.tokensEnded?.(id);
       return respond(reply, 200, Messages.accountUpdated, updated);
     },
   );
@@ -97,7 +101,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
       if (id === undefined || !(await accounts.remove(id))) {
         return respond(reply, 404, Messages.accountNotFound);
       }
-      options.accountChanged?.(id);
+      options.tokensEnded?.(id);
       return respond(reply, 200, Messages.accountDeleted);
     },
   );
@@ -118,7 +122,7 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
  * The signed-in account's new password, given its current one. A wrong current password counts
  * as a failed login of the account's name. The built-in pair's is AUTH_PASSWORD: 403.
  */
-function changeOwnPassword({ accounts, limiter, passwords, accountChanged }: AccountRoutesOptions) {
+function changeOwnPassword({ accounts, limiter, passwords, tokensEnded }: AccountRoutesOptions) {
   return async (
     request: FastifyRequest<{ Body: { current: string; password: string } }>,
     reply: FastifyReply,
@@ -137,7 +141,7 @@ function changeOwnPassword({ accounts, limiter, passwords, accountChanged }: Acc
     await countSuccess(limiter, request.ip, name);
     const changes = await storedChanges({ password: request.body.password }, passwords);
     await accounts.update(id, changes);
-    accountChanged?.(id);
+    tokensEnded?.(id);
     return respond(reply, 200, Messages.passwordChanged);
   };
 }

@@ -3,7 +3,7 @@
 // change of role, a disable or a new password holds from the next request, in every process.
 import type { FastifyRequest, onRequestHookHandler } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
-import type { AccountStore, Role } from "../store/accounts.js";
+import type { AccountStore, Role, StoredAccount } from "../store/accounts.js";
 import type { ChangedBy } from "../store/changes.js";
 import { TOKEN_LIFETIME_SECONDS, type VerifiedToken } from "./tokens.js";
 
@@ -51,10 +51,13 @@ export async function accountSignedIn(
   token: VerifiedToken,
 ): Promise<SignedIn | undefined> {
   const account = await accounts?.get(token.account as number);
-  if (account === undefined || !account.enabled) return undefined;
-  if (issuedAt(token) < account.tokensValidFrom) return undefined;
+  if (account === undefined || !signsIn(token, account)) return undefined;
   return { account: account.id, name: account.name, role: account.role };
 }
+
+/** Whether `token` still signs in `account` (as read): enabled, and issued since it may be. */
+export const signsIn = (token: VerifiedToken, account: StoredAccount | undefined) =>
+  account?.enabled === true && issuedAt(token) >= account.tokensValidFrom;
 
 /**
  * What `tokensValidFrom` becomes when an account's tokens must end now: the next second. A

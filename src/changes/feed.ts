@@ -104,9 +104,11 @@ export function changeFeed(log: ChangeLog, pollMs: number): ChangeFeed {
       // Caught up once its reads reach what the feed has handed on: from then on the feed's
       // batches hold everything after it.
       for (;;) {
+        // Ready first, the last page too: it joins the feed with room for what comes next,
+        // in the same turn as it finds itself caught up, so nothing comes between.
+        if (!(await follower.ready())) return { stop: () => {} };
         if (position === undefined) throw new StoreUnavailableError();
         if (cursor >= position) break;
-        if (!(await follower.ready())) return { stop: () => {} };
         const page = await log.list(cursor, FEED_PAGE);
         // The feed read entries after `cursor`: only a trim could have taken them, and the
         // log would have said so.

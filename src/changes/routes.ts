@@ -2,13 +2,14 @@
 // restore of a deleted book. Every one is behind the token; readers may read, librarians restore.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { requireToken, type TokenCheck } from "../auth/require-token.js";
-import { accountSignedIn, allow, changedBy } from "../auth/signed-in.js";
+import { allow, changedBy, signsIn } from "../auth/signed-in.js";
 import { versionHeaders } from "../books/conditions.js";
 import { readIntegerParameters } from "../books/listing.js";
 import { readBookId } from "../books/routes.js";
 import { Messages, respond } from "../http/envelope.js";
 import type { Metrics } from "../http/metrics.js";
 import { setReason } from "../http/reasons.js";
+import type { StoredAccount } from "../store/accounts.js";
 import { BookExistsError, type ChangeLog, ChangesGoneError } from "../store/changes.js";
 import type { BookStore } from "../store/store.js";
 import type { ChangeFeed } from "./feed.js";
@@ -55,7 +56,7 @@ function streamSince(request: FastifyRequest, since: number): number | undefined
   if (last === undefined) return since;
   const id = typeof last === "string" && /^(0|[1-9][0-9]{0,15})$/.test(last) ? Number(last) : -1;
   // As `since`: a whole number up to 2^53 - 1.
-  return id >= 0 && id <= Number.MAX_SAFE_INTEGER ? id : undefined;
+  return Number.isSafeInteger(id) && id >= 0 ? id : undefined;
 }
 
 /** A stream is for GET: a HEAD is answered as the page, headers only, at once. */
@@ -85,14 +86,11 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
     // A `since` no longer kept is 410 before the stream begins.
     await log.list(since, 1);
     // An account's stream ends once its token no longer signs the account in.
+    const { account: id } = verified;
     const account =
-      verified.account === undefined
+      id === undefined
         ? undefined
-        : {
-            id: verified.account,
-            signedIn: async () =>
-              (await accountSignedIn(tokenCheck.accounts, verified)) !== undefined,
-          };
+        : { id, signsIn: (read: StoredAccount | undefined) => signsIn(verified, read) };
     return streams.stream(request, reply, since, verified.expiresAt, account);
   };
 

@@ -4,6 +4,7 @@
 // when its token expires, and at shutdown.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Messages, respond } from "../http/envelope.js";
+import type { AccountStore, StoredAccount } from "../store/accounts.js";
 import type { Change } from "../store/changes.js";
 import type { ChangeFeed, Follower } from "./feed.js";
 import { wireChange } from "./schemas.js";
@@ -63,9 +64,15 @@ function begin(request: FastifyRequest, raw: FastifyReply["raw"]) {
   raw.write(`retry: ${RETRY_MS}\n\n`);
 }
 
-/** Resolves once `raw` holds at most `bytes` unsent, or has closed. */
+/**
+ * Resolves once `raw` holds at most `bytes` unsent, or has closed. Node tells of a drain only
+ * after a write found its buffer full: one that did not (its buffer may still hold more than
+ * `bytes`) is not waited for, and the next write will.
+ */
 function drained(raw: FastifyReply["raw"], bytes: number): Promise<void> {
-  if (raw.writableLength <= bytes || raw.destroyed) return Promise.resolve();
+  if (raw.writableLength <= bytes || raw.destroyed || !raw.writableNeedDrain) {
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
     const done = () => {
       raw.off("drain", done);
@@ -78,24 +85,38 @@ function drained(raw: FastifyReply["raw"], bytes: number): Promise<void> {
 }
 
 /**
- * Each stream's check, every `ms` on one timer while any is open: a stream whose check says no
- * is ended. A check that fails (the store unreachable) ends nothing: the next one decides.
+ * The streams of accounts, checked every `ms` on one timer while any is open: each account read
+ * once a check for all its streams, and a stream whose token no longer signs its account in is
+ * ended. A check waits for the last to end; one that fails (the store unreachable) ends
+ * nothing: the next decides.
  */
-function checking(ms: number) {
+function checking(ms: number, read: (id: number) => Promise<StoredAccount | undefined>) {
   const streams = new Map<() => void, StreamAccount>();
   let timer: NodeJS.Timeout | undefined;
+  let sweeping = false;
+  const check = (pairs: [() => void, StreamAccount][]) => {
+    const reads = new Map<number, Promise<StoredAccount | undefined>>();
+    return Promise.all(
+      pairs.map(async ([end, account]) => {
+        const reading = reads.get(account.id) ?? read(account.id);
+        reads.set(account.id, reading);
+        if (!account.signsIn(await reading)) end();
+      }),
+    ).catch(() => {});
+  };
   const sweep = () => {
-    for (const [end, { signedIn }] of streams) {
-      signedIn().then(
-        (valid) => valid || end(),
-        () => {},
-      );
-    }
+    if (sweeping) return;
+    sweeping = true;
+    void check([...streams]).finally(() => {
+      sweeping = false;
+    });
   };
   return {
+    /** Checked at once too: a change answered while the stream was opening is not missed. */
     add(end: () => void, account: StreamAccount) {
       streams.set(end, account);
       timer ??= setInterval(sweep, ms).unref();
+      void check([[end, account]]);
     },
     remove(end: () => void) {
       streams.delete(end);
@@ -110,10 +131,10 @@ function checking(ms: number) {
   };
 }
 
-/** The account a stream's token signs in, and whether it still does. */
+/** The account a stream's token signs in, and whether the token still signs in it as read. */
 export interface StreamAccount {
   id: number;
-  signedIn(): Promise<boolean>;
+  signsIn(account: StoredAccount | undefined): boolean;
 }
 
 /** The follower that writes a stream's events to `raw`, until the stream has `ended`. */
@@ -139,14 +160,21 @@ function writing(
   };
 }
 
+/** Why a stream was refused or dropped. */
+export type StreamEndReason = "per client" | "in all" | "fell behind";
 /** What is told of streams refused or dropped (the metrics). */
-export type StreamEnded = (reason: "per client" | "in all" | "fell behind") => void;
+export type StreamEnded = (reason: StreamEndReason) => void;
 
-export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: StreamEnded) {
+export function changeStreams(
+  feed: ChangeFeed,
+  limits: StreamLimits,
+  told: StreamEnded,
+  accounts?: AccountStore,
+) {
   const open = new Set<() => void>();
   const byClient = new Map<string, number>();
   const heartbeats = heartbeating(limits.heartbeatMs);
-  const checks = checking(limits.accountCheckMs);
+  const checks = checking(limits.accountCheckMs, async (id) => accounts?.get(id));
 
   const refused = (reply: FastifyReply, client: string) => {
     if (open.size >= limits.total) {
@@ -222,10 +250,10 @@ export function changeStreams(feed: ChangeFeed, limits: StreamLimits, told: Stre
       return open.size;
     },
     /**
-     * The account `id` was changed here (disabled, removed, a new password): its streams end
-     * at once, before the change is answered. A change elsewhere ends them at the next check.
+     * The tokens of the account `id` ended here (disabled, removed, a new password): its
+     * streams end at once, before the change is answered; ended elsewhere, at the next check.
      */
-    accountChanged: (id: number) => checks.end(id),
+    tokensEnded: (id: number) => checks.end(id),
     /** Ends every stream (shutdown). */
     close() {
       for (const end of [...open]) end();

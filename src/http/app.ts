@@ -14,7 +14,7 @@ import { createTokenService, type TokenService } from "../auth/tokens.js";
 import { bookRoutes } from "../books/routes.js";
 import { changeFeed } from "../changes/feed.js";
 import { changeRoutes } from "../changes/routes.js";
-import { type ChangeStreams, changeStreams } from "../changes/stream.js";
+import { type ChangeStreams, changeStreams, type StreamEndReason } from "../changes/stream.js";
 import type { Config } from "../config.js";
 import type { BookStore } from "../store/store.js";
 import { parseEveryBodyAsJson } from "./body-parser.js";
@@ -142,16 +142,15 @@ async function addRoutes(app: FastifyInstance, deps: AppDependencies): Promise<v
     });
     const watching = store.changes.watch?.(feed.wake, (message) => app.log.warn(message));
     if (watching !== undefined) app.addHook("onClose", () => watching.close());
-    streams = changeStreams(feed, config.changeStreams, (reason) =>
-      metrics?.changeStreamEnded(reason),
-    );
+    const told = (reason: StreamEndReason) => metrics?.changeStreamEnded(reason);
+    streams = changeStreams(feed, config.changeStreams, told, accounts);
     const changes = { store, log: store.changes, tokenCheck, feed, streams, metrics };
     await app.register(changeRoutes, changes);
   }
   if (accounts !== undefined) {
-    // A change of an account ends its change streams (stream.ts).
-    const accountChanged = (id: number) => streams?.accountChanged(id);
-    const options = { accounts, tokenCheck, limiter, isBuiltInName, passwords, accountChanged };
+    // An account's tokens ended here end its change streams (stream.ts).
+    const tokensEnded = (id: number) => streams?.tokensEnded(id);
+    const options = { accounts, tokenCheck, limiter, isBuiltInName, passwords, tokensEnded };
     await app.register(accountRoutes, options);
   }
 }

@@ -31,7 +31,11 @@ import { openStream } from "../support/sse.js";
 const DUNE = { title: "Dune", author: "Frank Herbert", year: 1965 };
 /** What a stream may leave unsent here: a backlog of a few hundred books passes it. */
 const BUFFERED = 64 * 1024;
-/** How often streams of accounts are checked here. */
+/**
+ * How often streams of accounts are checked by the instance of one test, standing for another
+ * instance's change; the others' checks wait a minute, so that only a change made through them
+ * ends a stream.
+ */
 const ACCOUNT_CHECK_MS = 100;
 const PASSWORD = "twelve chars or more";
 
@@ -77,7 +81,7 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       const changeStreams = {
         ...config.changeStreams,
         maxBufferedBytes: BUFFERED,
-        accountCheckMs: ACCOUNT_CHECK_MS,
+        accountCheckMs: 60_000,
       };
       app = await buildTestApp({ store: opened.store, config: { ...config, changeStreams } });
       base = await listenLocally(app);
@@ -205,6 +209,20 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
         ["removed", "DELETE", undefined],
         ["repassworded", "PATCH", { password: `${PASSWORD} again` }],
       ];
+      // A new role leaves the token, and its stream, as they were.
+      const kept = await reader("promoted");
+      const latest = await (opened.store.changes as ChangeLog).latest();
+      const open = await openWhenFree(`${base}/changes?since=${latest}`, kept.token);
+      const promoted = await fetch(`${base}/accounts/${kept.id}`, {
+        method: "PATCH",
+        headers: { authorization: token, "content-type": "application/json" },
+        body: JSON.stringify({ role: "librarian" }),
+      });
+      assert.equal(promoted.status, 200);
+      await post(7);
+      await open.until(() => open.events.length === 1);
+      assert.equal(open.ended(), false);
+      open.close();
       for (const [name, method, change] of changes) {
         const account = await reader(name);
         const since = await (opened.store.changes as ChangeLog).latest();
@@ -222,10 +240,18 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       }
     });
 
-    test("an account's stream ends at its next check when another instance disables it", async () => {
+    test("an account's stream ends at its next check when another instance disables it", async (t) => {
       const account = await reader("elsewhere");
+      const config = testConfig();
+      const changeStreams = { ...config.changeStreams, accountCheckMs: ACCOUNT_CHECK_MS };
+      const checking = await buildTestApp({
+        store: opened.store,
+        config: { ...config, changeStreams },
+      });
+      t.after(() => checking.close());
       const since = await (opened.store.changes as ChangeLog).latest();
-      const stream = await openWhenFree(`${base}/changes?since=${since}`, account.token);
+      const url = `${await listenLocally(checking)}/changes?since=${since}`;
+      const stream = await openWhenFree(url, account.token);
       await post(9);
       await stream.until(() => stream.events.length === 1);
       const accounts = opened.store.accounts as AccountStore;
