@@ -117,8 +117,10 @@ for (const kind of await storesUnderTest()) {
       const url = `/book/${book.id}`;
       let year = 1990;
       /** A PUT that changes the book, on these conditions. */
-      const put = (headers: Record<string, string>) =>
-        send("PUT", url, { body: { year: (year += 1) }, headers });
+      const put = (headers: Record<string, string>) => {
+        year += 1;
+        return send("PUT", url, { body: { year }, headers });
+      };
       const early = "Thu, 01 Jan 1970 00:00:01 GMT";
       assertChanged(await put({ "if-unmodified-since": early }));
       assertChanged(await send("DELETE", url, { headers: { "if-unmodified-since": early } }));
