@@ -48,11 +48,9 @@ export function versionMatches(
   book: Book & { changedAt?: number | null },
   expected: ExpectedVersions,
 ): boolean {
-  if (expected === "*" || Array.isArray(expected)) {
-    return among(bookVersion(book), expected as Versions);
-  }
-  const { match, unmodifiedSince, noneMatch } = expected as Exclude<ExpectedVersions, Versions>;
   const version = bookVersion(book);
+  if (expected === "*" || Array.isArray(expected)) return among(version, expected as Versions);
+  const { match, unmodifiedSince, noneMatch } = expected as Exclude<ExpectedVersions, Versions>;
   if (match !== undefined && !among(version, match)) return false;
   // Compared to the second, as Last-Modified tells it.
   const changed = typeof book.changedAt === "number" ? Math.floor(book.changedAt / 1000) : 0;

@@ -118,9 +118,10 @@ export interface Update {
  * each book changed; undefined for an id no book has. An update that changes no field (none
  * present, or each the value it has) writes nothing and logs nothing. One statement a round:
  * the first round holds each book's first update, the next each book's second, and so on, so
- * that an update of a book asked more than once applies to what the one before left. Each statement locks its books in the order of
- * their ids, so two under way at once on the same books wait for each other in turn, never
- * each for the other (a deadlock, which PostgreSQL ends after a second).
+ * that an update of a book asked more than once applies to what the one before left. Each
+ * statement locks its books in the order of their ids, so two under way at once on the same
+ * books wait for each other in turn, never each for the other (a deadlock, which PostgreSQL
+ * ends after a second).
  */
 export async function updateBooks(
   db: Queryable,
