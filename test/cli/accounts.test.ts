@@ -1,5 +1,8 @@
 // book-catalogue accounts …, as an administrator runs it (the built dist/cli/main.js) against
-// the built service on each store: the new password piped or typed unseen, never in argv.
+// the built service: the new password piped or typed unseen, never in argv. The command speaks
+// only to the API, whose account routes are tested on each store (test/auth/accounts.test.ts),
+// so it runs against one, a SQLite file: each of its runs pays a password hash at the
+// service's cost (the built-in pair's login once accounts exist), a second or more apiece.
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,7 +12,6 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CatalogueError, createClient } from "../../src/client/client.js";
 import { describe } from "../support/describe.js";
-import { freshPostgresSchema, storesUnderTest } from "../support/helpers.js";
 import { type Service, startService } from "../support/service.js";
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cli", "main.js");
@@ -53,151 +55,143 @@ async function signsIn(service: Service, name: string, password: string): Promis
   }
 }
 
-const stores = await storesUnderTest();
-
-for (const { name: kind, skip } of stores) {
-  describe(`book-catalogue accounts on ${kind}`, { skip }, () => {
-    let service: Service;
-    let cleanUp: () => Promise<void>;
-    const as = (args: string[], input?: string) =>
-      run([...args, "--url", service.url], input, ADMIN_ENV);
-    before(async () => {
-      const dir = mkdtempSync(join(tmpdir(), "books-cli-accounts-"));
-      const schema = kind === "postgres" ? await freshPostgresSchema() : undefined;
-      const dbUrl = schema?.dbUrl ?? `sqlite:${join(dir, "books.db")}`;
-      service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
-      cleanUp = async () => {
-        await service.stop();
-        await schema?.drop();
-        rmSync(dir, { recursive: true, force: true });
-      };
-    });
-    after(() => cleanUp?.());
-
-    test("add with a piped password, then list: the account signs in, no hash shown", async () => {
-      assert.deepEqual(await as(["accounts", "list"]), {
-        code: 0,
-        stdout: "no accounts (the built-in pair signs in as ever)\n",
-        stderr: "",
-      });
-      const added = await as(["accounts", "add", "ada", "--role", "librarian"], `${PASSWORD}\n`);
-      assert.deepEqual(added, { code: 0, stdout: "added ada, librarian\n", stderr: "" });
-      const listed = await as(["accounts", "list"]);
-      assert.equal(listed.stdout, "NAME  ROLE       STATUS\nada   librarian  enabled\n");
-      assert.doesNotMatch(listed.stdout + added.stdout, /scrypt|\$/);
-      assert.equal(await signsIn(service, "ada", PASSWORD), true);
-    });
-
-    test("a taken name, the built-in pair's name, a short password and a bad role", async () => {
-      const taken = await as(["accounts", "add", "ada", "--role", "reader"], `${PASSWORD}\n`);
-      assert.equal(taken.code, 1);
-      assert.equal(taken.stderr, 'book-catalogue: the name "ada" is taken by another account\n');
-      const builtIn = await as(["accounts", "add", "head", "--role", "reader"], `${PASSWORD}\n`);
-      assert.equal(builtIn.code, 1);
-      assert.match(builtIn.stderr, /"head" is the built-in pair's name/);
-      const short = await as(["accounts", "add", "bob", "--role", "reader"], "eleven char\n");
-      assert.deepEqual(short, {
-        code: 2,
-        stdout: "",
-        stderr: "book-catalogue: the password has 11 characters: at least 12\n",
-      });
-      // Twelve UTF-16 units, six characters: counted as the service counts them.
-      const emoji = await as(["accounts", "add", "bob", "--role", "reader"], "😀".repeat(6));
-      assert.equal(emoji.code, 2);
-      assert.match(emoji.stderr, /the password has 6 characters: at least 12/);
-      const none = await as(["accounts", "add", "bob", "--role", "reader"], "");
-      assert.equal(none.code, 2);
-      assert.match(none.stderr, /no password on standard input/);
-      for (const args of [
-        ["accounts", "add", "bob", "--role", "boss"],
-        ["accounts", "role", "ada", "boss"],
-      ]) {
-        const wrong = await as(args, `${PASSWORD}\n`);
-        assert.equal(wrong.code, 2);
-        assert.match(wrong.stderr, /"boss" is not a role: reader, librarian, admin/);
-      }
-      const missing = await as(["accounts", "add", "bob"], `${PASSWORD}\n`);
-      assert.equal(missing.code, 2);
-      assert.match(missing.stderr, /accounts add needs --role ROLE/);
-      assert.doesNotMatch((await as(["accounts", "list"])).stdout, /bob/);
-    });
-
-    test("an unknown account, for every command that names one", async () => {
-      for (const args of [
-        ["role", "nobody", "reader"],
-        ["password", "nobody"],
-        ["disable", "nobody"],
-        ["enable", "nobody"],
-        ["remove", "nobody"],
-      ]) {
-        const answer = await as(["accounts", ...args], `${PASSWORD}\n`);
-        assert.deepEqual(answer, {
-          code: 1,
-          stdout: "",
-          stderr: 'book-catalogue: there is no account named "nobody" (accounts list)\n',
-        });
-      }
-    });
-
-    test("role, password, disable, enable and remove", async () => {
-      await as(["accounts", "add", "cy", "--role", "reader"], `${PASSWORD}\n`);
-      assert.equal((await as(["accounts", "role", "cy", "admin"])).stdout, "cy is now admin\n");
-      const cy = createClient({ baseUrl: service.url, username: "cy", password: PASSWORD });
-      assert.equal((await cy.signedIn()).role, "admin");
-      const token = await cy.token();
-      const stale = createClient({ baseUrl: service.url, token });
-
-      const reset = await as(["accounts", "password", "cy"], "another long password\r\n");
-      assert.deepEqual(reset, {
-        code: 0,
-        stdout: "cy's password is reset: their tokens have ended\n",
-        stderr: "",
-      });
-      await assert.rejects(stale.signedIn(), { status: 401 });
-      assert.equal(await signsIn(service, "cy", PASSWORD), false);
-      assert.equal(await signsIn(service, "cy", "another long password"), true);
-
-      assert.match((await as(["accounts", "disable", "cy"])).stdout, /^disabled cy: /);
-      assert.equal(await signsIn(service, "cy", "another long password"), false);
-      assert.match((await as(["accounts", "list"])).stdout, /^cy +admin +disabled$/m);
-      assert.equal((await as(["accounts", "enable", "cy"])).stdout, "enabled cy\n");
-      assert.equal(await signsIn(service, "cy", "another long password"), true);
-      assert.equal((await as(["accounts", "remove", "cy"])).stdout, "removed cy\n");
-      assert.doesNotMatch((await as(["accounts", "list"])).stdout, /cy/);
-    });
-
-    test("signed in as an account that is not an administrator: 403, said plainly", async () => {
-      await as(["accounts", "add", "dot", "--role", "librarian"], `${PASSWORD}\n`);
-      const answer = await run(["accounts", "list", "--url", service.url], "", {
-        AUTH_USERNAME: "dot",
-        AUTH_PASSWORD: PASSWORD,
-      });
-      assert.equal(answer.code, 1);
-      assert.match(answer.stderr, /403: Forbidden \(accounts are for administrators/);
-    });
-
-    // The terminal is the command's, whatever the store: once.
-    if (kind !== "sqlite") return;
-    test("on a terminal the password is asked twice and never echoed", async () => {
-      const typed = await onTerminal(["accounts", "add", "eve", "--role", "reader"], service, [
-        "typed but unseen 1",
-        "typed but unseen 1",
-      ]);
-      assert.match(typed.output, /Password for eve: /);
-      assert.match(typed.output, /Again: /);
-      assert.doesNotMatch(typed.output, /typed but unseen/);
-      assert.equal(typed.code, 0);
-      assert.equal(await signsIn(service, "eve", "typed but unseen 1"), true);
-      const differ = await onTerminal(["accounts", "password", "eve"], service, [
-        "first long password",
-        "second long password",
-      ]);
-      assert.equal(differ.code, 2);
-      assert.match(differ.output, /the two passwords typed differ: nothing was changed/);
-      assert.equal(await signsIn(service, "eve", "typed but unseen 1"), true);
-    });
+describe("book-catalogue accounts", () => {
+  let service: Service;
+  let cleanUp: () => Promise<void>;
+  const as = (args: string[], input?: string) =>
+    run([...args, "--url", service.url], input, ADMIN_ENV);
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "books-cli-accounts-"));
+    const dbUrl = `sqlite:${join(dir, "books.db")}`;
+    service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+    cleanUp = async () => {
+      await service.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
   });
-}
+  after(() => cleanUp?.());
+
+  test("add with a piped password, then list: the account signs in, no hash shown", async () => {
+    assert.deepEqual(await as(["accounts", "list"]), {
+      code: 0,
+      stdout: "no accounts (the built-in pair signs in as ever)\n",
+      stderr: "",
+    });
+    const added = await as(["accounts", "add", "ada", "--role", "librarian"], `${PASSWORD}\n`);
+    assert.deepEqual(added, { code: 0, stdout: "added ada, librarian\n", stderr: "" });
+    const listed = await as(["accounts", "list"]);
+    assert.equal(listed.stdout, "NAME  ROLE       STATUS\nada   librarian  enabled\n");
+    assert.doesNotMatch(listed.stdout + added.stdout, /scrypt|\$/);
+    assert.equal(await signsIn(service, "ada", PASSWORD), true);
+  });
+
+  test("a taken name, the built-in pair's name, a short password and a bad role", async () => {
+    const taken = await as(["accounts", "add", "ada", "--role", "reader"], `${PASSWORD}\n`);
+    assert.equal(taken.code, 1);
+    assert.equal(taken.stderr, 'book-catalogue: the name "ada" is taken by another account\n');
+    const builtIn = await as(["accounts", "add", "head", "--role", "reader"], `${PASSWORD}\n`);
+    assert.equal(builtIn.code, 1);
+    assert.match(builtIn.stderr, /"head" is the built-in pair's name/);
+    const short = await as(["accounts", "add", "bob", "--role", "reader"], "eleven char\n");
+    assert.deepEqual(short, {
+      code: 2,
+      stdout: "",
+      stderr: "book-catalogue: the password has 11 characters: at least 12\n",
+    });
+    // Twelve UTF-16 units, six characters: counted as the service counts them.
+    const emoji = await as(["accounts", "add", "bob", "--role", "reader"], "😀".repeat(6));
+    assert.equal(emoji.code, 2);
+    assert.match(emoji.stderr, /the password has 6 characters: at least 12/);
+    const none = await as(["accounts", "add", "bob", "--role", "reader"], "");
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /no password on standard input/);
+    for (const args of [
+      ["accounts", "add", "bob", "--role", "boss"],
+      ["accounts", "role", "ada", "boss"],
+    ]) {
+      const wrong = await as(args, `${PASSWORD}\n`);
+      assert.equal(wrong.code, 2);
+      assert.match(wrong.stderr, /"boss" is not a role: reader, librarian, admin/);
+    }
+    const missing = await as(["accounts", "add", "bob"], `${PASSWORD}\n`);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /accounts add needs --role ROLE/);
+    assert.doesNotMatch((await as(["accounts", "list"])).stdout, /bob/);
+  });
+
+  test("an unknown account, for every command that names one", async () => {
+    for (const args of [
+      ["role", "nobody", "reader"],
+      ["password", "nobody"],
+      ["disable", "nobody"],
+      ["enable", "nobody"],
+      ["remove", "nobody"],
+    ]) {
+      const answer = await as(["accounts", ...args], `${PASSWORD}\n`);
+      assert.deepEqual(answer, {
+        code: 1,
+        stdout: "",
+        stderr: 'book-catalogue: there is no account named "nobody" (accounts list)\n',
+      });
+    }
+  });
+
+  test("role, password, disable, enable and remove", async () => {
+    await as(["accounts", "add", "cy", "--role", "reader"], `${PASSWORD}\n`);
+    assert.equal((await as(["accounts", "role", "cy", "admin"])).stdout, "cy is now admin\n");
+    const cy = createClient({ baseUrl: service.url, username: "cy", password: PASSWORD });
+    assert.equal((await cy.signedIn()).role, "admin");
+    const token = await cy.token();
+    const stale = createClient({ baseUrl: service.url, token });
+
+    const reset = await as(["accounts", "password", "cy"], "another long password\r\n");
+    assert.deepEqual(reset, {
+      code: 0,
+      stdout: "cy's password is reset: their tokens have ended\n",
+      stderr: "",
+    });
+    await assert.rejects(stale.signedIn(), { status: 401 });
+    assert.equal(await signsIn(service, "cy", PASSWORD), false);
+    assert.equal(await signsIn(service, "cy", "another long password"), true);
+
+    assert.match((await as(["accounts", "disable", "cy"])).stdout, /^disabled cy: /);
+    assert.equal(await signsIn(service, "cy", "another long password"), false);
+    assert.match((await as(["accounts", "list"])).stdout, /^cy +admin +disabled$/m);
+    assert.equal((await as(["accounts", "enable", "cy"])).stdout, "enabled cy\n");
+    assert.equal(await signsIn(service, "cy", "another long password"), true);
+    assert.equal((await as(["accounts", "remove", "cy"])).stdout, "removed cy\n");
+    assert.doesNotMatch((await as(["accounts", "list"])).stdout, /cy/);
+  });
+
+  test("signed in as an account that is not an administrator: 403, said plainly", async () => {
+    await as(["accounts", "add", "dot", "--role", "librarian"], `${PASSWORD}\n`);
+    const answer = await run(["accounts", "list", "--url", service.url], "", {
+      AUTH_USERNAME: "dot",
+      AUTH_PASSWORD: PASSWORD,
+    });
+    assert.equal(answer.code, 1);
+    assert.match(answer.stderr, /403: Forbidden \(accounts are for administrators/);
+  });
+
+  test("on a terminal the password is asked twice and never echoed", async () => {
+    const typed = await onTerminal(["accounts", "add", "eve", "--role", "reader"], service, [
+      "typed but unseen 1",
+      "typed but unseen 1",
+    ]);
+    assert.match(typed.output, /Password for eve: /);
+    assert.match(typed.output, /Again: /);
+    assert.doesNotMatch(typed.output, /typed but unseen/);
+    assert.equal(typed.code, 0);
+    assert.equal(await signsIn(service, "eve", "typed but unseen 1"), true);
+    const differ = await onTerminal(["accounts", "password", "eve"], service, [
+      "first long password",
+      "second long password",
+    ]);
+    assert.equal(differ.code, 2);
+    assert.match(differ.output, /the two passwords typed differ: nothing was changed/);
+    assert.equal(await signsIn(service, "eve", "typed but unseen 1"), true);
+  });
+});
 
 /**
  * The command on a pseudo-terminal (util-linux `script`), each of `lines` typed once the
