@@ -98,6 +98,52 @@ async function writer(
   }
 }
 
+/**
+ * What a restart found (`actual`) against what the round's writers were told (`settled`) and
+ * what they sent and never heard of (`inFlight`); `before` is the catalogue the round began with.
+ */
+function checkRound(
+  actual: Map<number, Book>,
+  settled: Map<number, Book>,
+  inFlight: InFlight[],
+  before: Map<number, Book>,
+  sent: Set<string>,
+) {
+  const uncertain = new Set<number>();
+  for (const write of inFlight) {
+    if (write.kind === "update") {
+      uncertain.add(write.before.id);
+      const now = actual.get(write.before.id);
+      assert.ok(
+        [JSON.stringify(write.before), JSON.stringify(write.after)].includes(JSON.stringify(now)),
+        `an unanswered update left ${JSON.stringify(now)}`,
+      );
+    } else if (write.kind === "delete") {
+      uncertain.add(write.before.id);
+      const now = actual.get(write.before.id);
+      assert.ok(now === undefined || JSON.stringify(now) === JSON.stringify(write.before));
+    }
+  }
+  const unansweredCreates = new Map(
+    inFlight.flatMap((w) => (w.kind === "create" ? [[w.fields.title, w.fields] as const] : [])),
+  );
+  for (const [id, book] of settled) {
+    if (!uncertain.has(id)) assert.deepEqual(actual.get(id), book, `acknowledged book ${id}`);
+  }
+  for (const [id, book] of actual) {
+    assert.ok(sent.has(book.title), `book ${id} was never sent`);
+    if (settled.has(id) || uncertain.has(id)) continue;
+    // Present but never acknowledged: only an unanswered create may be, as it was sent.
+    const fields = unansweredCreates.get(book.title);
+    assert.ok(fields, `book ${id} appeared though neither acknowledged nor in flight`);
+    assert.deepEqual({ ...fields, id }, book);
+  }
+  for (const id of before.keys()) {
+    if (!settled.has(id) && !uncertain.has(id)) assert.ok(!actual.has(id), `deleted ${id}`);
+  }
+  assert.ok(settled.size > before.size || inFlight.length > 0, "the load wrote something");
+}
+
 for (const kind of await storesUnderTest()) {
   describe(`crash durability on ${kind.name}`, { skip: kind.skip }, () => {
     for (const processes of ["1", "2"]) {
@@ -105,13 +151,14 @@ for (const kind of await storesUnderTest()) {
         const dir = mkdtempSync(join(tmpdir(), "books-crash-"));
         const schema = kind.name === "postgres" ? await freshPostgresSchema() : undefined;
         const dbUrl = schema?.dbUrl ?? `sqlite:${join(dir, "books.db")}`;
+        const env = { ...ENV, DB_URL: dbUrl, WORKERS: processes };
         // The catalogue as it must be: every acknowledged write applied.
         let expected = new Map<number, Book>();
         const sent = new Set<string>();
+        // Each round's restart is the next round's service, killed in its turn.
+        let service = await startService(env, { direct: true });
         try {
           for (let round = 0; round < ROUNDS; round++) {
-            const env = { ...ENV, DB_URL: dbUrl, WORKERS: processes };
-            const service = await startService(env, { direct: true });
             const token = await login(service, CREDENTIALS);
             const settled = new Map(expected);
             const inFlight: InFlight[] = [];
@@ -126,67 +173,25 @@ for (const kind of await storesUnderTest()) {
             }
             await Promise.all(writers);
 
-            const restarted = await startService(env, { direct: true });
-            const restartToken = await login(restarted, CREDENTIALS);
-            const listed = await api<Book[]>(restarted, "GET", "/books", restartToken);
+            const killed = service;
+            service = await startService(env, { direct: true });
+            const restartToken = await login(service, CREDENTIALS);
+            const listed = await api<Book[]>(service, "GET", "/books", restartToken);
             const actual = new Map(listed.map((b) => [b.id, b]));
-            await restarted.stop();
-            for (const run of [service, restarted]) {
+            for (const run of [killed, service]) {
               assert.deepEqual(leakedSecrets(run.output(), env, [token, restartToken]), []);
             }
-
-            const uncertain = new Set<number>();
-            for (const write of inFlight) {
-              if (write.kind === "update") {
-                uncertain.add(write.before.id);
-                const now = actual.get(write.before.id);
-                assert.ok(
-                  [JSON.stringify(write.before), JSON.stringify(write.after)].includes(
-                    JSON.stringify(now),
-                  ),
-                  `an unanswered update left ${JSON.stringify(now)}`,
-                );
-              } else if (write.kind === "delete") {
-                uncertain.add(write.before.id);
-                const now = actual.get(write.before.id);
-                assert.ok(
-                  now === undefined || JSON.stringify(now) === JSON.stringify(write.before),
-                );
-              }
-            }
-            const unansweredCreates = new Map(
-              inFlight.flatMap((w) =>
-                w.kind === "create" ? [[w.fields.title, w.fields] as const] : [],
-              ),
-            );
-            for (const [id, book] of settled) {
-              if (!uncertain.has(id))
-                assert.deepEqual(actual.get(id), book, `acknowledged book ${id}`);
-            }
-            for (const [id, book] of actual) {
-              assert.ok(sent.has(book.title), `book ${id} was never sent`);
-              if (settled.has(id) || uncertain.has(id)) continue;
-              // Present but never acknowledged: only an unanswered create may be, as it was sent.
-              const fields = unansweredCreates.get(book.title);
-              assert.ok(fields, `book ${id} appeared though neither acknowledged nor in flight`);
-              assert.deepEqual({ ...fields, id }, book);
-            }
-            for (const id of expected.keys()) {
-              if (!settled.has(id) && !uncertain.has(id))
-                assert.ok(!actual.has(id), `deleted ${id}`);
-            }
-            assert.ok(
-              settled.size > expected.size || inFlight.length > 0,
-              "the load wrote something",
-            );
+            checkRound(actual, settled, inFlight, expected, sent);
             expected = actual;
           }
+          await service.stop();
           if (kind.name === "sqlite") {
             const db = new DatabaseSync(join(dir, "books.db"), { readOnly: true });
             assert.equal(db.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
             db.close();
           }
         } finally {
+          await service.stop();
           await schema?.drop();
           rmSync(dir, { recursive: true, force: true });
         }
