@@ -27,6 +27,7 @@ import { addResponseHooks } from "./hooks.js";
 import { boundedServer } from "./in-flight.js";
 import { logDestination, loggerOptions } from "./logger.js";
 import type { Metrics } from "./metrics.js";
+import { sharedSerializers } from "./serializers.js";
 import { registerWebPage } from "./web-page.js";
 
 export interface AppDependencies {
@@ -84,6 +85,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // work only where validation fails.
     ajv: { customOptions: { coerceTypes: false, verbose: true } },
     frameworkErrors: (_error, _request, reply) => respond(reply, 400, Messages.badRequest),
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
   }) as unknown as App;
 
   let shuttingDown = false;
