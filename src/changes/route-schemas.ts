@@ -61,7 +61,7 @@ export const listChangesSchema = {
   operationId: "listChanges",
   summary: "The changes after a sequence",
   description:
-    "Every create, update, delete and restore of a book after `since`, in the order they were committed, with who made it, when, and the book before and after. Any role may read it. Entries are kept for a while (CHANGES_KEEP_DAYS, CHANGES_KEEP): a `since` before what is kept is 410 `Changes no longer kept`, and the client reads the catalogue again.",
+    "Every create, update, delete and restore of a book after `since`, in the order they were committed, with who made it, when, and the book before and after. Any role may read it. Entries are kept for a while (CHANGES_KEEP_DAYS, CHANGES_KEEP): a `since` before what is kept is 410 `Changes no longer kept`, and the client reads the catalogue again; so is a `since` past the newest sequence, which this catalogue never gave (another's, say, restored from its backup).",
   querystring: changesQuerySchema,
   response: {
     200: answerSchema("ChangesEnvelope", [Messages.changesRetrieved], {

@@ -50,6 +50,23 @@ async function gone(reply: FastifyReply, log: ChangeLog, error: ChangesGoneError
   return respond(reply, 410, Messages.changesGone);
 }
 
+/**
+ * The 410 of a `since` past the newest sequence, or undefined: never given by this catalogue
+ * (one of another, say, restored from its backup), it would wait for entries to come and
+ * miss those before it. Asked only when `since` found nothing.
+ */
+async function pastNewest(log: ChangeLog, since: number): Promise<ChangesGoneError | undefined> {
+  const latest = await log.latest();
+  if (since <= latest) return undefined;
+  try {
+    const [first] = await log.list(0, 1);
+    return new ChangesGoneError(first?.seq ?? latest + 1);
+  } catch (error) {
+    if (error instanceof ChangesGoneError) return error;
+    throw error;
+  }
+}
+
 /** A stream's place to start: Last-Event-ID when the client sends one (a reconnect). */
 function streamSince(request: FastifyRequest, since: number): number | undefined {
   const last = request.headers["last-event-id"];
@@ -83,8 +100,11 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
     const token = request.headers.authorization?.trim().replace(/^bearer\s+/i, "") ?? "";
     const verified = tokenCheck.tokens.verify(token);
     if (verified === false) return respond(reply, 401, Messages.invalidToken);
-    // A `since` no longer kept is 410 before the stream begins.
-    await log.list(since, 1);
+    // A `since` no longer kept, or past the newest, is 410 before the stream begins.
+    if ((await log.list(since, 1)).length === 0) {
+      const beyond = await pastNewest(log, since);
+      if (beyond !== undefined) throw beyond;
+    }
     // An account's stream ends once its token no longer signs the account in.
     const { account: id } = verified;
     const account =
@@ -104,6 +124,8 @@ export async function changeRoutes(app: FastifyInstance, options: ChangeRoutesOp
         const since = asked === "now" ? await log.latest() : asked;
         if (wantsStream(request)) return await stream(request, reply, since);
         const changes = await log.list(since, limit);
+        const beyond = changes.length === 0 ? await pastNewest(log, since) : undefined;
+        if (beyond !== undefined) return gone(reply, log, beyond);
         const next = changes.at(-1)?.seq ?? since;
         reply.header("link", `</changes?since=${next}&limit=${limit}>; rel="next"`);
         return respond(reply, 200, Messages.changesRetrieved, changes.map(wireChange));

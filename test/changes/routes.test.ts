@@ -162,6 +162,27 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
       assert.equal((await send("GET", `/changes?since=${newest}`)).status, 200);
     });
 
+    test("a since past the newest sequence is 410 too: never given here, it would miss the entries before it", async () => {
+      await send("POST", "/book", { body: DUNE });
+      const newest = await latest();
+      assert.equal((await send("GET", `/changes?since=${newest}`)).status, 200);
+      const stream = { accept: "text/event-stream" };
+      for (const [url, headers] of [
+        [`/changes?since=${newest + 1}`, {}],
+        [`/changes?since=${newest + 1000}&limit=5`, {}],
+        [`/changes?since=${newest + 1}`, stream],
+        ["/changes", { ...stream, "last-event-id": String(newest + 1) }],
+      ] as const) {
+        const answer = await send("GET", url, { headers });
+        assertRefused(answer, 410, Messages.changesGone);
+        assert.equal(answer.headers.link, `</changes?since=${newest}>; rel="next"`, url);
+        const oldest = Number(answer.headers["changes-oldest-kept"]);
+        assert.ok(oldest >= 1 && oldest <= newest, `oldest kept ${oldest}`);
+        const from = await send<WireChange[]>("GET", `/changes?since=${oldest - 1}&limit=1`);
+        assert.equal(from.body.data?.[0]?.seq, oldest);
+      }
+    });
+
     test("a book's history, deleted or not; 404 for a book never seen", async () => {
       const created = await send<Book>("POST", "/book", { body: DUNE });
       const id = created.body.data?.id as number;
