@@ -1,6 +1,11 @@
 // The accounts' JSON schemas (validation, serialisation and the API description alike).
-import { textSchema } from "../books/schemas.js";
-import { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, PASSWORD_PATTERN } from "../rules/account.js";
+import {
+  NAME_MAX,
+  NAME_PATTERN,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  PASSWORD_PATTERN,
+} from "../rules/account.js";
 import { ROLES } from "../store/accounts.js";
 
 export { NAME_MAX, PASSWORD_MAX, PASSWORD_MIN };
@@ -10,6 +15,13 @@ const role = {
   enum: [...ROLES],
   description:
     "`reader`: every read, listing and search. `librarian`: also adds, changes and deletes books. `admin`: also manages accounts.",
+} as const;
+const name = {
+  type: "string",
+  minLength: 1,
+  maxLength: NAME_MAX,
+  pattern: NAME_PATTERN,
+  description: `1 to ${NAME_MAX} characters: no space at either end, no control or invisible formatting character.`,
 } as const;
 const password = {
   type: "string",
@@ -23,7 +35,7 @@ const password = {
 export const newAccountSchema = {
   type: "object",
   required: ["name", "role", "password"],
-  properties: { name: textSchema(NAME_MAX), role, password },
+  properties: { name, role, password },
 } as const;
 
 /** PATCH /accounts/{id}: any of them; a new password or a disable ends the account's tokens. */

@@ -2,7 +2,7 @@
 // contract's exactly, and the header names the field or parameter and the rule it broke. Only
 // refusals reach this module: a request that is answered 2xx pays nothing for it.
 import type { FastifyReply, FastifyRequest, FastifySchemaValidationError } from "fastify";
-import { PASSWORD_PATTERN } from "../rules/account.js";
+import { NAME_PATTERN, PASSWORD_PATTERN } from "../rules/account.js";
 import { TEXT_PATTERN } from "../rules/book.js";
 import { bodyProblem } from "./body-parser.js";
 
@@ -15,6 +15,7 @@ const MAX_REASON_LENGTH = 200;
 const PATTERN_RULES: Record<string, string> = {
   [TEXT_PATTERN]: "not only spaces, and no NUL character or unpaired surrogate",
   [PASSWORD_PATTERN]: "no unpaired surrogate",
+  [NAME_PATTERN]: "no space at either end, no control or invisible formatting character",
 };
 
 /** Sets the reason header, made safe for a header: printable ASCII, the rest percent-encoded. */

@@ -142,6 +142,13 @@ for (const kind of await storesUnderTest()) {
           /^role: one of reader, librarian, admin/,
         ],
         [{ name: " ", role: "reader", password: PASSWORD }, /^name: /],
+        // Names that would look like another, or make a list read wrongly.
+        ...[" ana", "ana ", "ana\u00a0", "a\tna", "ana\u200b", "\u202eana", "a\u2028na"].map(
+          (name): [unknown, RegExp] => [
+            { name, role: "reader", password: PASSWORD },
+            /^name: no space at either end, no control or invisible formatting character/,
+          ],
+        ),
         [{ name: TEST_USERNAME, role: "reader", password: PASSWORD }, /^name: the built-in/],
         [{ name: "reader-account", role: "reader", password: PASSWORD }, /^name: taken/],
       ];
@@ -149,6 +156,14 @@ for (const kind of await storesUnderTest()) {
         const answer = await call(app, "POST", "/accounts", { token: admin, body });
         assertRefused(answer, 400, Messages.invalidInput);
         assert.match(String(answer.headers["problem-reason"]), reason);
+      }
+      // Spaces inside, accents, and any script are names.
+      for (const name of ["Ana Lima", "José", "李娜", "o'Brien-2"]) {
+        const added = await call(app, "POST", "/accounts", {
+          token: admin,
+          body: { name, role: "reader", password: PASSWORD },
+        });
+        assert.equal(added.status, 201, `${name}: ${added.raw}`);
       }
       const patch = await call(app, "PATCH", `/accounts/${ids.reader}`, {
         token: admin,

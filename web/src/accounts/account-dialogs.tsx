@@ -1,7 +1,6 @@
 // What an administrator does to one account, each in a dialog: add one, change its role, reset
 // its password, remove it.
-import { NAME_MAX } from "@book-catalogue/rules/account.js";
-import { checkText } from "@book-catalogue/rules/book.js";
+import { checkName } from "@book-catalogue/rules/account.js";
 import type { Account, BookCatalogueClient, Role } from "book-catalogue";
 import { useState } from "preact/hooks";
 import { FieldInput } from "../field-input.js";
@@ -21,12 +20,15 @@ interface ActionProps {
   onFailure: (error: unknown) => void;
 }
 
-/** A name's problem in words, or undefined: the service's rule for a book's text, at 100. */
+/** A name's problem in words, or undefined: the service's rule for a name. */
 function nameProblem(name: string): string | undefined {
-  const problem = checkText(name, NAME_MAX);
+  const problem = checkName(name);
   if (problem === undefined) return undefined;
-  if (problem.kind === "too-long") return `A name can be at most ${NAME_MAX} characters.`;
-  if (problem.kind === "forbidden-character") return "The name holds a character not allowed.";
+  if (problem.kind === "too-long") return `A name can be at most ${problem.max} characters.`;
+  if (problem.kind === "spaces-at-ends") return "A name cannot begin or end with a space.";
+  if (problem.kind === "forbidden-character") {
+    return "The name holds a character not allowed: a control or an invisible one.";
+  }
   return "Type a name.";
 }
 
