@@ -32,7 +32,7 @@ export interface AccountRoutesOptions {
   tokensEnded?: (id: number) => void;
 }
 
-type NewAccountBody = { name: string; role: Role; password: string };
+type NewAccountBody = { name: string; role: Role; password: string; enabled?: boolean };
 type ChangesBody = { role?: Role; enabled?: boolean; password?: string };
 type WithId = { Params: { id: string } };
 const invalidInput = { invalidBodyMessage: Messages.invalidInput };
@@ -69,10 +69,11 @@ export async function accountRoutes(app: FastifyInstance, options: AccountRoutes
     "/accounts",
     { ...admins, schema: createAccountSchema },
     async (request, reply) => {
-      const { name, role, password } = request.body;
+      const { name, role, password, enabled } = request.body;
       if (isBuiltInName(name)) return refuse(reply, "name: the built-in pair's");
       const passwordHash = await passwords.hash(password);
-      const created = await accounts.create({ name, role, passwordHash, tokensValidFrom: 0 });
+      const account = { name, role, passwordHash, tokensValidFrom: 0, enabled };
+      const created = await accounts.create(account);
       if (created === undefined) return refuse(reply, "name: taken by another account");
       return respond(reply, 201, Messages.accountCreated, created);
     },

@@ -31,11 +31,24 @@ const password = {
   description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, no unpaired surrogate. Kept only as a scrypt hash.`,
 } as const;
 
-/** POST /accounts: all three. Unknown fields are ignored. */
+const enabled = {
+  type: "boolean",
+  description: "false: no login, and its tokens end at once; true: it may log in again.",
+} as const;
+
+/** POST /accounts: all three, and `enabled` (true when absent). Unknown fields are ignored. */
 export const newAccountSchema = {
   type: "object",
   required: ["name", "role", "password"],
-  properties: { name, role, password },
+  properties: {
+    name,
+    role,
+    password,
+    enabled: {
+      ...enabled,
+      description: "false: added disabled, no login until enabled. Default true.",
+    },
+  },
 } as const;
 
 /** PATCH /accounts/{id}: any of them; a new password or a disable ends the account's tokens. */
@@ -43,10 +56,7 @@ export const accountChangesSchema = {
   type: "object",
   properties: {
     role,
-    enabled: {
-      type: "boolean",
-      description: "false: no login, and its tokens end at once; true: it may log in again.",
-    },
+    enabled,
     password,
   },
 } as const;

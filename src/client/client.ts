@@ -39,6 +39,8 @@ export interface NewAccount {
   role: Role;
   /** At least 12 characters. */
   password: string;
+  /** false: added disabled, no login until enabled; true when absent. */
+  enabled?: boolean;
 }
 
 /** Any of these; a new password, or `enabled: false`, ends the account's tokens at once. */

@@ -20,7 +20,8 @@ export interface StoredAccount extends Account {
   tokensValidFrom: number;
 }
 
-export type NewAccount = Omit<StoredAccount, "id" | "enabled">;
+/** A new account: enabled unless `enabled` is false. */
+export type NewAccount = Omit<StoredAccount, "id" | "enabled"> & { enabled?: boolean };
 export type AccountChanges = Partial<
   Pick<StoredAccount, "role" | "enabled" | "passwordHash" | "tokensValidFrom">
 >;

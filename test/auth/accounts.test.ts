@@ -179,6 +179,23 @@ for (const kind of await storesUnderTest()) {
       );
     });
 
+    test("an account added disabled cannot log in until it is enabled", async () => {
+      const added = await call<{ id: number; enabled: boolean }>(app, "POST", "/accounts", {
+        token: admin,
+        body: { name: "not-yet", role: "reader", password: PASSWORD, enabled: false },
+      });
+      assert.equal(added.status, 201, added.raw);
+      assert.equal(added.body.data?.enabled, false);
+      const id = added.body.data?.id as number;
+      const listed = await call<{ id: number; enabled: boolean }[]>(app, "GET", "/accounts", {
+        token: admin,
+      });
+      assert.equal(listed.body.data?.find((account) => account.id === id)?.enabled, false);
+      assertRefused(await login(app, "not-yet", PASSWORD), 401, Messages.invalidCredentials);
+      await patch(app, admin, id, { enabled: true });
+      assert.equal(segment(await tokenOf(app, "not-yet"), 0).kid, String(id));
+    });
+
     test("disabling an account ends its tokens at once; enabling does not revive them", async () => {
       const name = "leaver";
       const id = await add(app, admin, name, "librarian");

@@ -40,8 +40,9 @@ export function postgresAccounts(db: Db): AccountStore {
     create: (account) =>
       withStoreErrors(async () => {
         const [row] = await db.query<AccountRow>(sql`
-          INSERT INTO accounts (name, role, password_hash, tokens_valid_from)
-          VALUES (${account.name}, ${account.role}, ${account.passwordHash}, ${account.tokensValidFrom})
+          INSERT INTO accounts (name, role, enabled, password_hash, tokens_valid_from)
+          VALUES (${account.name}, ${account.role}, ${account.enabled ?? true},
+            ${account.passwordHash}, ${account.tokensValidFrom})
           ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}`);
         return row === undefined ? undefined : publicAccount(storedAccount(row));
       }),

@@ -58,18 +58,18 @@ export function sqliteAccounts(
 export function accountWrites(db: DatabaseSync) {
   const insertStmt = writeStatement(
     db,
-    `INSERT INTO accounts (name, role, password_hash, tokens_valid_from) VALUES (?, ?, ?, ?)
-     ON CONFLICT (name) DO NOTHING`,
+    `INSERT INTO accounts (name, role, enabled, password_hash, tokens_valid_from)
+     VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
   );
   const byIdStmt = db.prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`);
   const removeStmt = writeStatement(db, "DELETE FROM accounts WHERE id = ?");
   return {
     /** `undefined` when the name is taken. */
     create(account: NewAccount): Account | undefined {
-      const { name, role, passwordHash, tokensValidFrom } = account;
-      const inserted = insertStmt.run(name, role, passwordHash, tokensValidFrom);
+      const { name, role, passwordHash, tokensValidFrom, enabled = true } = account;
+      const inserted = insertStmt.run(name, role, enabled ? 1 : 0, passwordHash, tokensValidFrom);
       if (Number(inserted.changes) === 0) return undefined;
-      return { id: Number(inserted.lastInsertRowid), name, role, enabled: true };
+      return { id: Number(inserted.lastInsertRowid), name, role, enabled };
     },
     update(id: number, changes: AccountChanges): Account | undefined {
       const { fields, values } = updateOf(changes);
