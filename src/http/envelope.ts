@@ -41,6 +41,7 @@ export const Messages = {
   payloadTooLarge: "Payload too large",
   requestTimeout: "Request timeout",
   headersTooLarge: "Request header fields too large",
+  expectationFailed: "Expectation failed",
   tooManyRequests: "Too many requests",
   serviceUnavailable: "Service unavailable",
   searchTooBroad: "Search too broad: use longer words, more words, or a filter",

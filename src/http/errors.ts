@@ -185,6 +185,7 @@ const CLIENT_ERROR_GRACE_MS = 1000;
  */
 const PARSER_REASONS: Record<string, string> = {
   HPE_INVALID_URL: "URL: characters outside printable ASCII must be percent-encoded",
+  CONNECT: "method: CONNECT is not served here",
 };
 
 /** Requests Node's HTTP parser refused: answered in the envelope, then the connection closes. */

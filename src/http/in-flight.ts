@@ -1,5 +1,6 @@
 // How many requests the service works on at once for one connection (pipelining) and for one
-// client, and the answer to a request without a Host header. Node parses a connection's
+// client, and the answers Node would give bare, in the envelope here: to a request without a
+// Host header, to an Expect other than 100-continue, and to a CONNECT. Node parses a connection's
 // pipelined requests while the earlier answers are still pending and has no bound of its own:
 // each would open its file or read its page at once. Here a request past either bound waits,
 // unhandled, and its connection is not read further until it has a place again.
@@ -17,6 +18,7 @@ import type { FastifyServerFactory } from "fastify";
 import type { Config } from "../config.js";
 import { clientOf, trustedProxy } from "./connections.js";
 import { Messages } from "./envelope.js";
+import { answerClientError } from "./errors.js";
 
 type Limits = Pick<Config, "maxPipelinedRequests" | "maxRequestsInFlightPerClient" | "trustProxy">;
 
@@ -73,6 +75,13 @@ export function boundedServer(limits: Limits): FastifyServerFactory {
     server.requestTimeout = options.requestTimeout;
     server.setTimeout(options.connectionTimeout);
     server.on("connection", (socket: Socket) => bounds.track(socket));
+    // Node would answer a bare 417, and close a CONNECT (a proxy's method) unanswered.
+    server.on("checkExpectation", (_request, response: ServerResponse) =>
+      refuse(response, 417, Messages.expectationFailed),
+    );
+    server.on("connect", (_request, socket: Socket) =>
+      answerClientError(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket),
+    );
     return server as Server;
   };
 }
@@ -94,7 +103,7 @@ class Bounds {
 
   readonly listener: RequestListener = (request, response) => {
     if (request.headers.host === undefined && request.httpVersion === "1.1") {
-      refuseWithoutHost(response);
+      refuse(response, 400, Messages.badRequest);
       return;
     }
     const connection = (request.socket as Tracked)[CONNECTION];
@@ -229,17 +238,16 @@ function setPaused(connection: Connection, paused: boolean): void {
   else connection.socket.resume();
 }
 
-const NO_HOST_BODY = JSON.stringify({ status: 400, message: Messages.badRequest, data: null });
-
-/** HTTP/1.1 requires Host: 400 in the envelope, as Node's parser's refusals are answered. */
-function refuseWithoutHost(response: ServerResponse): void {
+/** An answer in the envelope before the app (no Host, an Expect unmet); the connection closes. */
+function refuse(response: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify({ status, message, data: null });
   response.shouldKeepAlive = false;
-  response.writeHead(400, {
+  response.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(NO_HOST_BODY),
+    "content-length": Buffer.byteLength(body),
     "x-content-type-options": "nosniff",
     "cache-control": "no-store",
     connection: "close",
   });
-  response.end(NO_HOST_BODY);
+  response.end(body);
 }

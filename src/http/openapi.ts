@@ -196,7 +196,7 @@ export function registerSchemas(app: FastifyInstance, credentialsExample: object
 /** Header schemas as routes declare them; @fastify/swagger turns them into Header Objects. */
 type Headers = Record<string, { type: "string" | "integer"; description: string }>;
 
-/** Sent on every answer, also those of Node's HTTP parser (408, 431, 400). */
+/** Sent on every answer, also those given before any route (408, 417, 431, 400). */
 const NOSNIFF_HEADER: Headers = {
   "x-content-type-options": {
     type: "string",
@@ -204,7 +204,7 @@ const NOSNIFF_HEADER: Headers = {
   },
 };
 
-/** Sent on every answer the service routes (not on a 408, 431 or 400 from the HTTP parser). */
+/** Sent on every answer the service routes (not on a 408, 417, 431 or 400 before any route). */
 export const ROUTED_ANSWER_HEADERS: Headers = {
   "x-request-id": {
     type: "string",
@@ -250,12 +250,13 @@ export function answerSchema(
 
 /**
  * The failure answers a route may give, by status, each with its possible messages. Every
- * route may also get 408 and 431: Node's HTTP parser answers them before any route runs.
+ * route may also get 408, 417 and 431: they are answered before any route runs.
  */
 export function failures(byStatus: Record<number, string[]>) {
   const all: Record<number, string[]> = {
     ...byStatus,
     408: [Messages.requestTimeout],
+    417: [Messages.expectationFailed],
     431: [Messages.headersTooLarge],
   };
   return Object.fromEntries(
@@ -283,7 +284,7 @@ function failureHeaders(status: string): Headers {
     return { ...ROUTED_ANSWER_HEADERS, ...RETRY_AFTER_HEADER };
   if (status === "400") return { ...ROUTED_ANSWER_HEADERS, ...REASON_HEADERS };
   if (status === "410") return { ...ROUTED_ANSWER_HEADERS, ...CHANGES_GONE_HEADERS };
-  if (status === "408" || status === "431") return NOSNIFF_HEADER;
+  if (status === "408" || status === "417" || status === "431") return NOSNIFF_HEADER;
   return ROUTED_ANSWER_HEADERS;
 }
 

@@ -149,6 +149,37 @@ describe("security headers", () => {
       await other.close();
     }
   });
+
+  test("an Expect the service cannot meet is 417, and a CONNECT 400, in the envelope", async () => {
+    const other = await buildTestApp();
+    const port = Number(new URL(await listenLocally(other)).port);
+    try {
+      for (const [request, status, message] of [
+        [
+          "GET /books HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n",
+          "417 Expectation Failed",
+          Messages.expectationFailed,
+        ],
+        [
+          "CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n",
+          "400 Bad Request",
+          Messages.badRequest,
+        ],
+      ] as const) {
+        const [head = "", body = ""] = (await rawExchange(port, request)).split("\r\n\r\n");
+        assert.match(head, new RegExp(`^HTTP/1\\.1 ${status}\r\n`), request);
+        assert.match(head, /\r\nX-Content-Type-Options: nosniff\r\n/i);
+        assert.match(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i);
+        assert.deepEqual(JSON.parse(body), {
+          status: Number.parseInt(status),
+          message,
+          data: null,
+        });
+      }
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 /** Sends `text` on a new connection and resolves with all that comes back once it closes. */
