@@ -171,7 +171,7 @@ describe("security headers", () => {
         assert.match(head, /\r\nX-Content-Type-Options: nosniff\r\n/i);
         assert.match(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i);
         assert.deepEqual(JSON.parse(body), {
-          status: Number.parseInt(status),
+          status: Number.parseInt(status, 10),
           message,
           data: null,
         });
