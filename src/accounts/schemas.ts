@@ -21,7 +21,7 @@ const name = {
   minLength: 1,
   maxLength: NAME_MAX,
   pattern: NAME_PATTERN,
-  description: `1 to ${NAME_MAX} characters: no space at either end, no control or invisible formatting character.`,
+  description: `1 to ${NAME_MAX} characters: no space at either end, no control or invisible character.`,
 } as const;
 const password = {
   type: "string",

@@ -15,7 +15,7 @@ const MAX_REASON_LENGTH = 200;
 const PATTERN_RULES: Record<string, string> = {
   [TEXT_PATTERN]: "not only spaces, and no NUL character or unpaired surrogate",
   [PASSWORD_PATTERN]: "no unpaired surrogate",
-  [NAME_PATTERN]: "no space at either end, no control or invisible formatting character",
+  [NAME_PATTERN]: "no space at either end, no control or invisible character",
 };
 
 /** Sets the reason header, made safe for a header: printable ASCII, the rest percent-encoded. */

@@ -4,11 +4,13 @@
 export const NAME_MAX = 100;
 /**
  * A name is typed at every login and shown in every entry of the change log: no space at
- * either end (" ana" and "ana" would look one), and no control or invisible formatting
- * character (a zero-width space, a right-to-left override) that would make two names look
+ * either end (" ana" and "ana" would look one), and no control or invisible character (a
+ * zero-width space, a right-to-left override, a variation selector, a Hangul filler: Unicode's
+ * default-ignorable code points, and the blank braille pattern) that would make two names look
  * alike or a list read wrongly. Compiled with the `u` flag, as Ajv does.
  */
-export const NAME_PATTERN = "^(?!\\s)(?!.*\\s$)[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\uD800-\\uDFFF]+$";
+export const NAME_PATTERN =
+  "^(?!\\s)(?!.*\\s$)[^\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Default_Ignorable_Code_Point}\\u2800\\uD800-\\uDFFF]+$";
 const NAME = new RegExp(NAME_PATTERN, "u");
 /** OWASP's least for a password that is the only factor; the most bounds the hash's input. */
 export const PASSWORD_MIN = 12;

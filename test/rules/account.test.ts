@@ -39,7 +39,19 @@ test("each refused name is told why", () => {
   for (const name of [" ana", "ana ", "ana\u00a0", "\u3000ana"]) {
     assert.deepEqual(checkName(name), { kind: "spaces-at-ends" }, JSON.stringify(name));
   }
-  for (const name of ["a\tna", "ana\u200b", "\u202eana", "a\u2028na", "a\u0000na", "a\ud800"]) {
+  for (const name of [
+    "a\tna",
+    "ana\u200b",
+    "\u202eana",
+    "a\u2028na",
+    "a\u0000na",
+    "a\ud800",
+    "\u3164",
+    "ana\u034f",
+    "ana\ufe0f",
+    "ana\u{e0100}",
+    "\u2800",
+  ]) {
     assert.deepEqual(checkName(name), { kind: "forbidden-character" }, JSON.stringify(name));
   }
   for (const name of ["Ana Lima", "José", "李娜", "o'Brien-2", "é".repeat(NAME_MAX)]) {
