@@ -11,9 +11,10 @@ import {
   createClient,
   type Role,
 } from "../client/client.js";
+import { checkName } from "../rules/account.js";
 import { ROLES } from "../store/accounts.js";
 import { connection, connectionOptions } from "./connection.js";
-import { UsageError } from "./errors.js";
+import { InputError, UsageError } from "./errors.js";
 import { readNewPassword } from "./new-password.js";
 
 /** Each subcommand: the NAME and ROLE it takes, and what it does with them. */
@@ -93,7 +94,23 @@ async function removeAccount(client: BookCatalogueClient, name: string) {
   say(`removed ${name}`);
 }
 
+/** A new name the service would refuse, said before anyone types a password for it. */
+function checkNewName(name: string): void {
+  const problem = checkName(name);
+  if (problem === undefined) return;
+  const why =
+    problem.kind === "empty"
+      ? "is empty"
+      : problem.kind === "too-long"
+        ? `is longer than ${problem.max} characters`
+        : problem.kind === "spaces-at-ends"
+          ? "begins or ends with a space"
+          : "holds a control or invisible character";
+  throw new InputError(`the name ${JSON.stringify(name)} ${why}: nothing was changed`);
+}
+
 async function addAccount(client: BookCatalogueClient, name: string, role: Role) {
+  checkNewName(name);
   const password = await readNewPassword(`Password for ${name}: `, PASSWORD_MIN, PASSWORD_MAX);
   try {
     await client.createAccount({ name, role, password });

@@ -102,6 +102,13 @@ describe("book-catalogue accounts", () => {
     const emoji = await as(["accounts", "add", "bob", "--role", "reader"], "😀".repeat(6));
     assert.equal(emoji.code, 2);
     assert.match(emoji.stderr, /the password has 6 characters: at least 12/);
+    // A name the service would refuse is said before a password is read: none is piped here.
+    const spaced = await as(["accounts", "add", " bob", "--role", "reader"], "");
+    assert.deepEqual(spaced, {
+      code: 2,
+      stdout: "",
+      stderr: 'book-catalogue: the name " bob" begins or ends with a space: nothing was changed\n',
+    });
     const none = await as(["accounts", "add", "bob", "--role", "reader"], "");
     assert.equal(none.code, 2);
     assert.match(none.stderr, /no password on standard input/);
