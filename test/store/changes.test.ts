@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { changeFeed } from "../../src/changes/feed.js";
 import type { Book } from "../../src/rules/book.js";
 import {
   BookExistsError,
@@ -277,6 +278,18 @@ for (const kind of kinds) {
     }, async () => {
       const book = await store.create(DUNE);
       const before = await log.latest();
+      // A live follower that has read everything: the restore ends it (it reconnects, is 410).
+      const feed = changeFeed(log, 60_000);
+      let dropped = false;
+      const follower = {
+        ready: async () => true,
+        catchUp: () => {},
+        take: () => true,
+        dropped: () => {
+          dropped = true;
+        },
+      };
+      const following = await feed.follow(before, follower);
       const db = kind.name.startsWith("sqlite")
         ? ({ kind: "sqlite", path: opened.dbUrl.replace(/^sqlite:/, "") } as const)
         : ({ kind: "postgres", url: opened.dbUrl } as const);
@@ -289,13 +302,24 @@ for (const kind of kinds) {
       } finally {
         await backup.close();
       }
-      const gone = await log.list(0, 10).catch((error) => error);
-      assert.ok(gone instanceof ChangesGoneError);
-      assert.equal(gone.oldest, before + 1);
-      assert.deepEqual(await log.list(before, 10), []);
-      assert.equal(await log.latest(), before);
+      feed.wake();
+      for (let i = 0; i < 50 && !dropped; i++) await new Promise((ok) => setTimeout(ok, 100));
+      following.stop();
+      feed.close();
+      assert.equal(dropped, true, "the live follower was dropped");
+      // The newest sequence too: a client that had read every entry must read the catalogue.
+      for (const since of [0, before]) {
+        const gone = await log.list(since, 10).catch((error) => error);
+        assert.ok(gone instanceof ChangesGoneError, `since=${since}`);
+        assert.ok(gone.oldest > before + 1, `the oldest kept, ${gone.oldest}`);
+      }
+      const restarted = await log.latest();
+      assert.ok(restarted > before);
+      assert.deepEqual(await log.list(restarted, 10), []);
       await store.update(book.id, { year: 2000 });
-      assert.equal((await log.list(before, 10))[0]?.seq, before + 1);
+      const [next] = await log.list(restarted, 10);
+      assert.equal(next?.seq, restarted + 1);
+      assert.equal(next?.book?.title, "Restored");
     });
 
     test("trimming keeps the newest entries; a `since` below them is ChangesGoneError", async () => {

@@ -99,9 +99,13 @@ async function trimChanges(tx: Queryable, kept: ChangesKept): Promise<number> {
 
 /**
  * A backup restore's: the log starts again, empty, and every sequence given so far answers
- * 410. Inside the restore's transaction.
+ * 410, the newest too (a client that had read everything must read the catalogue again): the
+ * log is trimmed through a sequence no entry had, and the next entry is numbered after it.
+ * Inside the restore's transaction.
  */
 export async function restartChangeLog(tx: Queryable): Promise<void> {
+  const sequence = raw("pg_get_serial_sequence('changes', 'seq')");
   await tx.query(sql`WITH gone AS (DELETE FROM changes), forgotten AS (DELETE FROM deleted_books)
-    UPDATE changes_kept SET trimmed_through = ${LATEST}`);
+    UPDATE changes_kept
+    SET trimmed_through = setval(${sequence}, greatest(${LATEST} + 1, nextval(${sequence})))`);
 }

@@ -82,10 +82,16 @@ export function changeTrimming(db: DatabaseSync) {
 }
 
 /**
- * A restore's: the log starts again, empty, and every sequence given so far answers 410.
+ * A restore's: the log starts again, empty, and every sequence given so far answers 410, the
+ * newest too (a client that had read everything must read the catalogue again): the log is
+ * trimmed through a sequence no entry had, and AUTOINCREMENT numbers the next after it.
  * Inside the restore's transaction.
  */
 export function restartChangeLog(db: DatabaseSync): void {
-  db.exec(`UPDATE changes_kept SET trimmed_through = (${LATEST}); DELETE FROM changes;
-    DELETE FROM deleted_books`);
+  db.exec(`UPDATE changes_kept SET trimmed_through = (${LATEST}) + 1; DELETE FROM changes;
+    DELETE FROM deleted_books;
+    INSERT INTO sqlite_sequence (name, seq) SELECT 'changes', 0
+      WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'changes');
+    UPDATE sqlite_sequence SET seq = (SELECT trimmed_through FROM changes_kept)
+      WHERE name = 'changes'`);
 }
