@@ -31,11 +31,6 @@ const password = {
   description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters, no unpaired surrogate. Kept only as a scrypt hash.`,
 } as const;
 
-const enabled = {
-  type: "boolean",
-  description: "false: no login, and its tokens end at once; true: it may log in again.",
-} as const;
-
 /** POST /accounts: all three, and `enabled` (true when absent). Unknown fields are ignored. */
 export const newAccountSchema = {
   type: "object",
@@ -45,7 +40,7 @@ export const newAccountSchema = {
     role,
     password,
     enabled: {
-      ...enabled,
+      type: "boolean",
       description: "false: added disabled, no login until enabled. Default true.",
     },
   },
@@ -56,7 +51,10 @@ export const accountChangesSchema = {
   type: "object",
   properties: {
     role,
-    enabled,
+    enabled: {
+      type: "boolean",
+      description: "false: no login, and its tokens end at once; true: it may log in again.",
+    },
     password,
   },
 } as const;
