@@ -41,6 +41,8 @@ interface Connection {
   paused: boolean;
   blocked: boolean;
   closed: boolean;
+  /** What to do once every request it holds is answered (a CONNECT's refusal). */
+  whenAnswered?: () => void;
 }
 
 interface FactoryOptions {
@@ -79,8 +81,11 @@ export function boundedServer(limits: Limits): FastifyServerFactory {
     server.on("checkExpectation", (_request, response: ServerResponse) =>
       refuse(response, 417, Messages.expectationFailed),
     );
+    // A CONNECT pipelined behind other requests waits for their answers: they may have written.
     server.on("connect", (_request, socket: Socket) =>
-      answerClientError(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket),
+      bounds.afterAnswers(socket, () =>
+        answerClientError(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket),
+      ),
     );
     return server as Server;
   };
@@ -170,9 +175,18 @@ class Bounds {
     const { client } = connection;
     if (client !== undefined) client.inFlight -= 1;
     // The common case, one request at a time: nothing waits, nothing is paused.
-    if (!connection.paused && (client === undefined || client.blocked.length === 0)) return;
-    this.drain(connection);
-    if (client !== undefined) this.wake(client);
+    if (connection.paused || (client !== undefined && client.blocked.length > 0)) {
+      this.drain(connection);
+      if (client !== undefined) this.wake(client);
+    }
+    if (connection.whenAnswered !== undefined && answered(connection)) connection.whenAnswered();
+  }
+
+  /** Runs `then` once every request the socket's connection holds is answered. */
+  afterAnswers(socket: Socket, then: () => void): void {
+    const connection = (socket as Tracked)[CONNECTION];
+    if (connection === undefined || answered(connection)) then();
+    else connection.whenAnswered = then;
   }
 
   /** Hands the connection's waiting requests to the app while it has places. */
@@ -230,6 +244,9 @@ class Bounds {
     else this.wake(client);
   }
 }
+
+const answered = (connection: Connection) =>
+  connection.inFlight === 0 && connection.next === connection.waiting.length;
 
 function setPaused(connection: Connection, paused: boolean): void {
   if (connection.paused === paused || connection.closed) return;

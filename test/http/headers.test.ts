@@ -176,6 +176,17 @@ describe("security headers", () => {
           data: null,
         });
       }
+      // Pipelined behind a request: that request's answer comes first, whole.
+      const token = await tokenFor(other);
+      const pipelined = await rawExchange(
+        port,
+        `GET /books HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n` +
+          "CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n",
+      );
+      assert.match(
+        pipelined,
+        /^HTTP\/1\.1 200 OK\r\n[\s\S]*"Books retrieved successfully"[^\r]*HTTP\/1\.1 400 Bad Request\r\n/,
+      );
     } finally {
       await other.close();
     }
