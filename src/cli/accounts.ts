@@ -106,8 +106,15 @@ function checkNewName(name: string): void {
         : problem.kind === "spaces-at-ends"
           ? "begins or ends with a space"
           : "holds a control or invisible character";
-  throw new InputError(`the name ${JSON.stringify(name)} ${why}: nothing was changed`);
+  throw new InputError(`the name ${shown(name)} ${why}: nothing was changed`);
 }
+
+/** A name quoted for the terminal: what is invisible or moves the text written as \u{…}. */
+const shown = (name: string) =>
+  JSON.stringify(name).replace(
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu,
+    (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`,
+  );
 
 async function addAccount(client: BookCatalogueClient, name: string, role: Role) {
   checkNewName(name);

@@ -109,6 +109,11 @@ describe("book-catalogue accounts", () => {
       stdout: "",
       stderr: 'book-catalogue: the name " bob" begins or ends with a space: nothing was changed\n',
     });
+    // What it refuses is shown, not played: a right-to-left override is written out.
+    const turned = await as(["accounts", "add", "a\u202eb\u0085c", "--role", "reader"], "");
+    assert.equal(turned.code, 2);
+    assert.match(turned.stderr, /the name "a\\u\{202e\}b\\u\{85\}c" holds a control/);
+    assert.doesNotMatch(turned.stderr, /[\u202e\u0085]/);
     const none = await as(["accounts", "add", "bob", "--role", "reader"], "");
     assert.equal(none.code, 2);
     assert.match(none.stderr, /no password on standard input/);
