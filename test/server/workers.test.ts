@@ -246,8 +246,11 @@ for (const kind of await storesUnderTest()) {
       const ownUrl = own?.dbUrl ?? `sqlite:${join(dir, "largest-id.db")}`;
       let service: Service | undefined;
       try {
-        // The catalogue made by the service, then its next id set to the largest there is.
-        await (await startService({ ...ENV, DB_URL: ownUrl }, { direct: true })).stop();
+        // The catalogue made by the service (one process is enough), then its next id set to
+        // the largest there is.
+        await (
+          await startService({ ...ENV, WORKERS: "1", DB_URL: ownUrl }, { direct: true })
+        ).stop();
         await setNextId(ownUrl, Number.MAX_SAFE_INTEGER);
         service = await startService({ ...ENV, DB_URL: ownUrl }, { direct: true });
         await bothListening(service);
