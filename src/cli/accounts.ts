@@ -76,8 +76,15 @@ function roleOf(value: string | undefined, what: string): Role {
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/**
+ * The accounts, a line each. A name kept from before today's rule (or a backup's) that the
+ * rule refuses is quoted, its invisible characters written out, never played on the terminal.
+ */
 async function listAccounts(client: BookCatalogueClient) {
-  const accounts = await client.listAccounts();
+  const accounts = (await client.listAccounts()).map((account) => ({
+    ...account,
+    name: checkName(account.name) === undefined ? account.name : shown(account.name),
+  }));
   if (accounts.length === 0) return say("no accounts (the built-in pair signs in as ever)");
   const width = Math.max(4, ...accounts.map((account) => account.name.length));
   say(`${"NAME".padEnd(width)}  ${"ROLE".padEnd(9)}  STATUS`);

@@ -8,6 +8,7 @@ import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CatalogueError, createClient } from "../../src/client/client.js";
@@ -57,13 +58,14 @@ async function signsIn(service: Service, name: string, password: string): Promis
 
 describe("book-catalogue accounts", () => {
   let service: Service;
+  let dbPath: string;
   let cleanUp: () => Promise<void>;
   const as = (args: string[], input?: string) =>
     run([...args, "--url", service.url], input, ADMIN_ENV);
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), "books-cli-accounts-"));
-    const dbUrl = `sqlite:${join(dir, "books.db")}`;
-    service = await startService({ ...ENV, DB_URL: dbUrl }, { direct: true });
+    dbPath = join(dir, "books.db");
+    service = await startService({ ...ENV, DB_URL: `sqlite:${dbPath}` }, { direct: true });
     cleanUp = async () => {
       await service.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -173,6 +175,29 @@ describe("book-catalogue accounts", () => {
     assert.equal(await signsIn(service, "cy", "another long password"), true);
     assert.equal((await as(["accounts", "remove", "cy"])).stdout, "removed cy\n");
     assert.doesNotMatch((await as(["accounts", "list"])).stdout, /cy/);
+  });
+
+  test("list: a name kept from before the rule is quoted, its invisible characters written out", async () => {
+    // As a catalogue made before names were checked, or a backup of one, may hold.
+    const db = new DatabaseSync(dbPath);
+    try {
+      const insert = db.prepare(
+        "INSERT INTO accounts (name, role, password_hash, tokens_valid_from) VALUES (?, ?, '$scrypt$x', 0)",
+      );
+      insert.run("old\u001b[2Jname\u202e", "reader");
+      insert.run("plain", "librarian");
+    } finally {
+      db.close();
+    }
+    const listed = await as(["accounts", "list"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.split("\n");
+    const old = lines.find((line) => line.startsWith('"old'));
+    assert.match(old ?? "", /^"old\\u001b\[2Jname\\u\{202e\}" +reader +enabled$/);
+    for (const played of ["\u001b", "\u202e"]) assert.ok(!listed.stdout.includes(played));
+    // Every other name as it is, its role in the same column.
+    const plain = lines.find((line) => line.startsWith("plain "));
+    assert.equal(plain?.indexOf("librarian"), old?.indexOf("reader"), listed.stdout);
   });
 
   test("signed in as an account that is not an administrator: 403, said plainly", async () => {
