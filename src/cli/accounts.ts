@@ -16,6 +16,7 @@ import { ROLES } from "../store/accounts.js";
 import { connection, connectionOptions } from "./connection.js";
 import { InputError, UsageError } from "./errors.js";
 import { readNewPassword } from "./new-password.js";
+import { shown } from "./shown.js";
 
 /** Each subcommand: the NAME and ROLE it takes, and what it does with them. */
 const SUBCOMMANDS = {
@@ -115,13 +116,6 @@ function checkNewName(name: string): void {
           : "holds a control or invisible character";
   throw new InputError(`the name ${shown(name)} ${why}: nothing was changed`);
 }
-
-/** A name quoted for the terminal: what is invisible or moves the text written as \u{…}. */
-const shown = (name: string) =>
-  JSON.stringify(name).replace(
-    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu,
-    (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`,
-  );
 
 async function addAccount(client: BookCatalogueClient, name: string, role: Role) {
   checkNewName(name);

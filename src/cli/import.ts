@@ -16,6 +16,7 @@ import { connection, connectionOptions } from "./connection.js";
 import { FileError, refusalText, UsageError } from "./errors.js";
 import { stopOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
+import { shown } from "./shown.js";
 
 /** The file's rows, each with the line of the file it starts on. */
 function readRows(path: string): RowFields[] {
@@ -38,7 +39,7 @@ function describeRefusal(
   row: { line: number; title?: string | undefined },
   reason: string,
 ): string {
-  const title = row.title === undefined ? "" : ` (${JSON.stringify(row.title)})`;
+  const title = row.title === undefined ? "" : ` (${shown(row.title)})`;
   return `line ${row.line}${title}: ${reason}`;
 }
 

@@ -292,7 +292,8 @@ describe("book-catalogue", () => {
         '    "year": 1999.5',
         "  },",
         '  {"title": "Too late", "author": "Writer", "year": "12000"},',
-        '  {"author": 42, "year": 2000}',
+        '  {"author": 42, "year": 2000},',
+        '  {"title": "Esc\\u001b[2J\\u009b31m turned \\u202e", "author": "Writer"}',
         "]",
       ].join("\n"),
     );
@@ -300,7 +301,7 @@ describe("book-catalogue", () => {
     assert.equal(code, 1);
     assert.equal(
       stdout,
-      "dry run: 1 of 6 rows would be imported; 0 duplicates skipped; 5 refused\n",
+      "dry run: 1 of 7 rows would be imported; 0 duplicates skipped; 6 refused\n",
     );
     assert.deepEqual(
       stderr.split("\n").filter((line) => line.startsWith("refused ")),
@@ -310,6 +311,8 @@ describe("book-catalogue", () => {
         'refused line 5 ("Fractional"): the author is empty; the year must be a whole number from -9999 to 9999',
         'refused line 10 ("Too late"): the year must be a whole number from -9999 to 9999',
         "refused line 11: the title is missing; the author must be text",
+        // A title's escape sequences and overrides written out, never played on the terminal.
+        'refused line 12 ("Esc\\u001b[2J\\u{9b}31m turned \\u{202e}"): the year is missing',
       ],
     );
   });
