@@ -181,5 +181,7 @@ async function underLoad(server: ServerWithOutput, database: string, workers: nu
     for (const [id, book] of books) assert.deepEqual({ ...read.get(id) }, book, `book ${id}`);
   }
   db.close();
-  console.log(`WORKERS=${workers}: ${JSON.stringify(statuses)}, back in ${backAfterMs} ms`);
+  console.log(
+    `WORKERS=${workers}: ${JSON.stringify(statuses)}, back in ${backAfterMs} ms, slowest ${Math.round(seen.slowestMs)} ms`,
+  );
 }

@@ -2,10 +2,10 @@
 // runner. First the files that keep to themselves, three at once: they keep both cores busy. Then
 // the files in APART, two at once (in the order of their paths): their tests load the machine and
 // hold the service to seconds under that load (a soak under wrk, 2,000 pipelined requests, a
-// failover under load). Beside the first round's files they failed about one line in two; beside
-// each other they pass, for most of their time is spent waiting on timeouts, with a core idle.
-// docs/development.md has the figures. With TEST_FILE_TIMES, each file's time of both rounds,
-// slowest first (test/support/file-times.ts).
+// failover under load, a disk filled under 20 writers). Beside the first round's files they failed
+// about one line in two; beside each other they pass, for most of their time is spent waiting on
+// timeouts, with a core idle. docs/development.md has the figures. With TEST_FILE_TIMES, each
+// file's time of both rounds, slowest first (test/support/file-times.ts).
 import { spawnSync } from "node:child_process";
 import { existsSync, globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +14,7 @@ import { ROOT } from "./deploy.js";
 
 export const APART: readonly string[] = [
   "test/http/connections.test.ts",
+  "test/server/disk-full.test.ts",
   "test/server/runtime.test.ts",
   "test/store/failover.test.ts",
   "test/store/restarts.test.ts",
