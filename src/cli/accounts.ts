@@ -16,7 +16,7 @@ import { ROLES } from "../store/accounts.js";
 import { connection, connectionOptions } from "./connection.js";
 import { InputError, UsageError } from "./errors.js";
 import { readNewPassword } from "./new-password.js";
-import { shown } from "./shown.js";
+import { printLine, shown } from "./shown.js";
 
 /** Each subcommand: the NAME and ROLE it takes, and what it does with them. */
 const SUBCOMMANDS = {
@@ -75,16 +75,19 @@ function roleOf(value: string | undefined, what: string): Role {
   return value as Role;
 }
 
-const say = (line: string) => process.stdout.write(`${line}\n`);
+const say = (line: string) => printLine(line);
 
 /**
- * The accounts, a line each. A name kept from before today's rule (or a backup's) that the
- * rule refuses is quoted, its invisible characters written out, never played on the terminal.
+ * The accounts, a line each. Where a name the rule refuses was kept (from before the rule, or
+ * a backup's), every name is quoted, its invisible characters written out: none looks like
+ * another, and none plays on the terminal.
  */
 async function listAccounts(client: BookCatalogueClient) {
-  const accounts = (await client.listAccounts()).map((account) => ({
+  const listed = await client.listAccounts();
+  const quoted = listed.some((account) => checkName(account.name) !== undefined);
+  const accounts = listed.map((account) => ({
     ...account,
-    name: checkName(account.name) === undefined ? account.name : shown(account.name),
+    name: quoted ? shown(account.name) : account.name,
   }));
   if (accounts.length === 0) return say("no accounts (the built-in pair signs in as ever)");
   const width = Math.max(4, ...accounts.map((account) => account.name.length));

@@ -10,6 +10,7 @@ import { databaseOptions, databaseTarget } from "./database.js";
 import { UsageError, writeFailure } from "./errors.js";
 import { removeOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
+import { printLine } from "./shown.js";
 
 export async function backupCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -24,8 +25,8 @@ export async function backupCommand(args: string[]): Promise<void> {
     const bar = progressBar();
     const check = () => checkBackup(file, (done, total) => bar(done, total, "checked"));
     const { header } = await readingBackup(file, check);
-    process.stdout.write(
-      `${file}: a complete backup of ${contents(header)} taken ${header.createdAt} (next id ${header.nextId}${olderFormat(header)})\n`,
+    printLine(
+      `${file}: a complete backup of ${contents(header)} taken ${header.createdAt} (next id ${header.nextId}${olderFormat(header)})`,
     );
     return;
   }
@@ -44,8 +45,8 @@ export async function backupCommand(args: string[]): Promise<void> {
       throw writeFailure(file, error);
     });
     stopWatching();
-    process.stdout.write(
-      `backed up ${contents(header)} from ${describeDb(target)} to ${file} (next id ${header.nextId})\n`,
+    printLine(
+      `backed up ${contents(header)} from ${describeDb(target)} to ${file} (next id ${header.nextId})`,
     );
   } finally {
     await store.close();

@@ -16,7 +16,7 @@ import { connection, connectionOptions } from "./connection.js";
 import { FileError, refusalText, UsageError } from "./errors.js";
 import { stopOnInterrupt } from "./interrupt.js";
 import { counted, progressBar } from "./progress.js";
-import { shown } from "./shown.js";
+import { printLine, shown } from "./shown.js";
 
 /** The file's rows, each with the line of the file it starts on. */
 function readRows(path: string): RowFields[] {
@@ -137,7 +137,7 @@ export async function importFile(args: string[]) {
     interrupt.release();
   }
   refusals.sort((a, b) => a.line - b.line);
-  for (const refusal of refusals) process.stderr.write(`refused ${refusal.text}\n`);
+  for (const refusal of refusals) printLine(`refused ${refusal.text}`, process.stderr);
   const summary = { rows: rows.length, valid: valid.length, left: valid.length - next, dryRun };
   writeSummary(summary, counts, interrupt.requested());
 }

@@ -14,6 +14,7 @@ import { describeFailure, UsageError } from "./errors.js";
 import { exportBooks } from "./export.js";
 import { HELP } from "./help.js";
 import { importFile } from "./import.js";
+import { printLine } from "./shown.js";
 
 async function main(argv: string[]) {
   // First, before any command creates a file (a backup, an export, a restored database).
@@ -69,6 +70,6 @@ try {
   await main(process.argv.slice(2));
 } catch (error) {
   const { message, exitCode } = describeFailure(error);
-  process.stderr.write(`book-catalogue: ${message}\n`);
+  printLine(`book-catalogue: ${message}`, process.stderr);
   process.exit(exitCode);
 }

@@ -1,6 +1,7 @@
 // A new password for an account, never from the command line, where any user of the machine
 // reads it in `ps`: typed at a prompt that does not echo it, or the first line of a pipe.
 import { InputError } from "./errors.js";
+import { printable } from "./shown.js";
 
 /** The longest first line read from a pipe: more than the longest password, in UTF-8. */
 const MAX_PIPED_BYTES = 8 * 1024;
@@ -75,7 +76,7 @@ function unseenLines() {
     input.pause();
   };
   async function line(prompt: string): Promise<string> {
-    process.stderr.write(prompt);
+    process.stderr.write(printable(prompt));
     let typed = "";
     for (;;) {
       if (pending === "") await new Promise<void>((resolve) => (waiting = resolve));

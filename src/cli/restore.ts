@@ -11,6 +11,7 @@ import { contents, olderFormat, readingBackup } from "./backup.js";
 import { databaseOptions, databaseTarget } from "./database.js";
 import { UsageError } from "./errors.js";
 import { progressBar } from "./progress.js";
+import { printLine } from "./shown.js";
 
 export async function restoreCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -56,7 +57,7 @@ export async function restoreCommand(args: string[]): Promise<void> {
   } finally {
     await store.close();
   }
-  process.stdout.write(
-    `restored ${contents(header)} from ${file} into ${where} (next id ${nextId}${olderFormat(header)})\n`,
+  printLine(
+    `restored ${contents(header)} from ${file} into ${where} (next id ${nextId}${olderFormat(header)})`,
   );
 }

@@ -177,7 +177,7 @@ describe("book-catalogue accounts", () => {
     assert.doesNotMatch((await as(["accounts", "list"])).stdout, /cy/);
   });
 
-  test("list: a name kept from before the rule is quoted, its invisible characters written out", async () => {
+  test("a name kept from before the rule: listed quoted, said with its invisible characters written out", async () => {
     // As a catalogue made before names were checked, or a backup of one, may hold.
     const db = new DatabaseSync(dbPath);
     try {
@@ -195,9 +195,21 @@ describe("book-catalogue accounts", () => {
     const old = lines.find((line) => line.startsWith('"old'));
     assert.match(old ?? "", /^"old\\u001b\[2Jname\\u\{202e\}" +reader +enabled$/);
     for (const played of ["\u001b", "\u202e"]) assert.ok(!listed.stdout.includes(played));
-    // Every other name as it is, its role in the same column.
-    const plain = lines.find((line) => line.startsWith("plain "));
+    // Then every name is quoted (none looks like another), its role in the same column.
+    const plain = lines.find((line) => line.startsWith('"plain" '));
     assert.equal(plain?.indexOf("librarian"), old?.indexOf("reader"), listed.stdout);
+    // What the other commands say of it is written out too.
+    const disabled = await as(["accounts", "disable", "old\u001b[2Jname\u202e"]);
+    assert.equal(
+      disabled.stdout,
+      "disabled old\\u{1b}[2Jname\\u{202e}: their tokens have ended\n",
+      disabled.stderr,
+    );
+    const unknown = await as(["accounts", "remove", "gone\u001b[2J"]);
+    assert.equal(
+      unknown.stderr,
+      'book-catalogue: there is no account named "gone\\u{1b}[2J" (accounts list)\n',
+    );
   });
 
   test("signed in as an account that is not an administrator: 403, said plainly", async () => {

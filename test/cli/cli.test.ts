@@ -133,6 +133,8 @@ describe("book-catalogue", () => {
       assert.equal(stderr.trim().split("\n").length, 1, stderr);
       assert.match(stderr, /^book-catalogue: /);
       assert.match(stderr, pattern);
+      // Nothing that moves the terminal or the text: a line feed ends the line, nothing else.
+      assert.doesNotMatch(stderr.slice(0, -1), /[\p{Cc}\p{Cf}]/u, args.join(" "));
     }
   });
 
@@ -362,6 +364,13 @@ describe("book-catalogue", () => {
         /has no column for the title \("title" or "Title"\); its header: Name,Author,Year/,
       ],
       ["nothing.csv", "", /is not a list of books/],
+      // What the file holds is written out in the line, never played on the terminal.
+      [
+        "crafted.csv",
+        "\u001b]0;owned\u0007\u001b[2J,\u202eAuthor,Year\nDune,Frank Herbert,1965\n",
+        /its header: \\u\{1b\}\]0;owned\\u\{7\}\\u\{1b\}\[2J,\\u\{202e\}Author,Year$/m,
+      ],
+      ["crafted.json", "[\u009b31m\u202e]", /is not valid JSON.*\\u\{9b\}31m\\u\{202e\}/],
     ] as const;
     for (const [name, text, pattern] of cases) {
       const file = join(dir, name);
@@ -371,6 +380,8 @@ describe("book-catalogue", () => {
       assert.equal(stdout, "");
       assert.equal(stderr.trim().split("\n").length, 1, stderr);
       assert.match(stderr, pattern);
+      // Nothing that moves the terminal or the text: a line feed ends the line, nothing else.
+      assert.doesNotMatch(stderr.slice(0, -1), /[\p{Cc}\p{Cf}]/u, name);
     }
   });
 
