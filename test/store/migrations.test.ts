@@ -200,7 +200,7 @@ const progressLines = (output: string) =>
 describe("a migration that writes every book, on PostgreSQL", { skip: postgresSkip }, () => {
   // Version 8 writes every book's words again. 3 batches of books, each statement made to take
   // 0.25 s by a trigger of the test's: a batch takes 2.5 s, long enough to be killed in. (That a
-  // line comes at least an interval apart, through a lock's wait too, is the test above's.)
+  // line comes at least once an interval, through a silent wait too, is the test above's.)
   const books = 3 * MIGRATION_BATCH;
   const catalogue = async () => {
     const database = await freshPostgresDatabase();

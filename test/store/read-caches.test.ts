@@ -95,8 +95,9 @@ describe("the page cache", () => {
 
 for (const kind of kinds) {
   describe(`${kind.name}: listing with many distinct queries`, { skip: kind.skip }, () => {
-    // Each filter a long name (250 characters on its number): kept without a bound, the 40,000
-    // pages would take about twice the budget (17 MB), as 100,000 short names did.
+    // Each filter an author of about 260 characters (a number, then 250 x): kept without a bound,
+    // the 40,000 pages would grow the heap by about 17 MB, twice the 8 MiB budget, as 100,000
+    // short names did.
     test("40,000 distinct author filters leave the heap within its idle size and the cache's budget", async () => {
       const { store, dispose } = await kind.open();
       try {
