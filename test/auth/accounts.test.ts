@@ -266,6 +266,14 @@ for (const kind of await storesUnderTest()) {
       assert.deepEqual(segment(pair, 0), { alg: "HS256", typ: "JWT" });
     });
 
+    test("a name no account can have (a NUL in it) is a login like any unknown name", async () => {
+      // PostgreSQL's text cannot hold a NUL: asked for such a name, it refused the statement.
+      for (const username of ["reader-account\u0000", `${TEST_USERNAME}\u0000`, "\u0000"]) {
+        const refused = await login(app, username, PASSWORD, "192.0.2.50");
+        assertRefused(refused, 401, Messages.invalidCredentials);
+      }
+    });
+
     test("a login for an unknown name takes as long as a wrong password", async (t) => {
       // At a cost where one hash (some 80 ms here) dwarfs the rest of a login, with an account
       // whose hash was made at it: an eighth of the service's (passwordsAt checks an unknown

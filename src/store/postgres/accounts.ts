@@ -30,9 +30,11 @@ export function postgresAccounts(db: Db): AccountStore {
       }),
     find: (name) =>
       withStoreErrors(async () => {
-        // One round trip: the account of that name, and whether there is any.
+        // One round trip: the account of that name, and whether there is any. A name with a
+        // NUL, which PostgreSQL's text cannot hold (it refuses the statement), is no account's.
+        const held = name.includes("\u0000") ? null : name;
         const [found] = await db.query<{ account: AccountRow | null; any: boolean }>(sql`
-          SELECT (SELECT row_to_json(a) FROM (SELECT ${COLUMNS} FROM accounts WHERE name = ${name}) a)
+          SELECT (SELECT row_to_json(a) FROM (SELECT ${COLUMNS} FROM accounts WHERE name = ${held}) a)
             AS account, EXISTS (SELECT 1 FROM accounts) AS any`);
         const row = found?.account ?? undefined;
         return { account: row && storedAccount(row), anyAccount: found?.any === true };
