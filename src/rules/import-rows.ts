@@ -106,9 +106,13 @@ const COLUMNS = {
   year: ["year", "Year", "Original Publication Year", "Year Published"],
 } as const;
 
-/** The first of the columns with a value; "" when they are all empty. */
+/**
+ * The first of the columns with a value, as the file has it; "" when they are all blank. A
+ * cell's spaces are its text's, as in RFC 4180 (and as the API keeps a title's): trimmed, a
+ * title exported with a space at either end would come back another.
+ */
 const firstOf = (record: Record<string, string>, names: readonly string[]) =>
-  names.map((name) => record[name]?.trim()).find((value) => value !== undefined && value !== "") ??
+  names.map((name) => record[name]).find((value) => value !== undefined && value.trim() !== "") ??
   (names.some((name) => record[name] !== undefined) ? "" : undefined);
 
 /**

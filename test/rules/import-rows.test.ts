@@ -127,15 +127,25 @@ test("restoreCell undoes neutraliseCell exactly, for any text", () => {
   );
 });
 
-test("a book exported as a CSV line is imported back the same, whatever its title starts with", () => {
-  const starts = ["", "'", "''", ...FORMULA_STARTS, ...FORMULA_STARTS.map((s) => `'${s}`)];
+test("a book exported as a CSV line is imported back the same, whatever its title starts or ends with", () => {
+  const starts = ["", " ", "'", "''", ...FORMULA_STARTS, ...FORMULA_STARTS.map((s) => `'${s}`)];
+  // Spaces at either end are the book's too: the API keeps them, and so does a CSV cell.
+  const ends = ["", " ", "  ", "\u00a0", "\t", "\u2028"];
   const book = fc.record({
     id: fc.integer({ min: 1, max: 1e9 }),
     title: fc
-      .tuple(fc.constantFrom(...starts), fc.string({ minLength: 1 }))
-      .map(([start, rest]) => start + (rest.trim() || "x"))
-      .filter((title) => title.trim().length > 0 && !/\s$/.test(title)),
-    author: fc.constantFrom("-Anonymous", "@handle", "+plus", "Writer", "'Quoted"),
+      .tuple(fc.constantFrom(...starts), fc.string({ minLength: 1 }), fc.constantFrom(...ends))
+      .map(([start, rest, end]) => start + rest + end)
+      .filter((title) => title.trim().length > 0),
+    author: fc.constantFrom(
+      "-Anonymous",
+      "@handle",
+      "+plus",
+      "Writer",
+      "'Quoted",
+      " Padded ",
+      "\u00a0Nbsp",
+    ),
     year: fc.integer({ min: -9999, max: 9999 }),
   });
   fc.assert(
