@@ -40,6 +40,46 @@ function httpDate(book: StoredBook): string {
   return date;
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTH = `(?<month>${MONTHS.join("|")})`;
+const TIME = "(?<hours>\\d\\d):(?<minutes>\\d\\d):(?<seconds>\\d\\d)";
+const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
+/** RFC 9110 §5.6.7's three forms: IMF-fixdate, RFC 850's (a two-digit year), asctime's. */
+const HTTP_DATES = [
+  `^${DAY}, (?<day>\\d\\d) ${MONTH} (?<year>\\d{4}) ${TIME} GMT$`,
+  `^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, (?<day>\\d\\d)-${MONTH}-(?<year>\\d\\d) ${TIME} GMT$`,
+  `^${DAY} ${MONTH} (?<day>[ \\d]\\d) ${TIME} (?<year>\\d{4})$`,
+].map((form) => new RegExp(form));
+
+/** A two-digit year more than 50 years ahead is the last such year past (RFC 9110). */
+function fullYear(twoDigits: number): number {
+  const now = new Date().getUTCFullYear();
+  const year = now - (now % 100) + twoDigits;
+  return year > now + 50 ? year - 100 : year;
+}
+
+/**
+ * An HTTP-date in ms since the epoch; NaN for any other text, which a precondition then ignores
+ * (RFC 9110 §13.1.4). Not Date.parse: it reads "2024", "12" or "Book 7" as dates.
+ */
+export function parseHttpDate(text: string | undefined): number {
+  const fields = HTTP_DATES.map((form) => form.exec(text ?? "")).find(Boolean)?.groups;
+  if (fields === undefined) return Number.NaN;
+  const [day, hours, minutes, seconds] = [
+    fields.day,
+    fields.hours,
+    fields.minutes,
+    fields.seconds,
+  ].map(Number);
+  const year =
+    (fields.year as string).length === 2 ? fullYear(Number(fields.year)) : Number(fields.year);
+  const at = Date.UTC(year, MONTHS.indexOf(fields.month as string), day, hours, minutes, seconds);
+  // 30 Feb or 24:00 is no date, though Date.UTC would roll it over (a leap second's :60 too).
+  const date = new Date(at);
+  const back = [date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
+  return back.join() === [day, hours, minutes, seconds].join() ? at : Number.NaN;
+}
+
 interface ListedTag {
   weak: boolean;
   opaque: string;
@@ -76,7 +116,7 @@ function ifMatchVersions(header: string | undefined) {
  */
 export function writeConditions(headers: IncomingHttpHeaders): ExpectedVersions | undefined {
   const match = ifMatchVersions(headers["if-match"]);
-  const since = Date.parse(headers["if-unmodified-since"] ?? "");
+  const since = parseHttpDate(headers["if-unmodified-since"]);
   const none = headers["if-none-match"];
   if (Number.isNaN(since) && none === undefined) return match;
   const tags = none === undefined ? undefined : listedTags(none);

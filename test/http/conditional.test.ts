@@ -140,6 +140,37 @@ for (const kind of await storesUnderTest()) {
       assert.equal((await send("PUT", "/book/999999", missing)).status, 404);
     });
 
+    test("If-Unmodified-Since counts in RFC 9110's three date forms; any other text is ignored", async () => {
+      const { book } = await created();
+      const url = `/book/${book.id}`;
+      let year = 1990;
+      const put = (since: string) => {
+        year += 1;
+        return send("PUT", url, { body: { year }, headers: { "if-unmodified-since": since } });
+      };
+      // 1994, each way (a two-digit year more than 50 years ahead is the century before).
+      for (const early of [
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 1994",
+      ]) {
+        assertChanged(await put(early));
+      }
+      // Text a lenient parser reads as a date long past, and dates that are no HTTP-date.
+      for (const other of [
+        "2024",
+        "0",
+        "12",
+        "-1",
+        "Book 7",
+        "1994-11-06",
+        "Mon, 30 Feb 1994 08:49:37 GMT",
+      ]) {
+        const answer = await put(other);
+        assert.equal(answer.status, 200, `${other}: ${answer.raw}`);
+      }
+    });
+
     test("a missing book is 404 before any precondition", async () => {
       for (const method of ["PUT", "DELETE"]) {
         const answer = await send(method, "/book/999999", {
