@@ -179,14 +179,24 @@ function trackRouteMethods(app: FastifyInstance): (url: string) => string[] {
 
 const CLIENT_ERROR_GRACE_MS = 1000;
 
-/**
- * Why Node's parser refused a request, for the refusals a client can mend (reasons.ts): the
- * parser takes only printable ASCII in a URL, so raw UTF-8 (`?q=é` sent unencoded) ends here.
- */
+/** Why Node's parser refused a request, for the refusals a client can mend (reasons.ts). */
 const PARSER_REASONS: Record<string, string> = {
-  HPE_INVALID_URL: "URL: characters outside printable ASCII must be percent-encoded",
   CONNECT: "method: CONNECT is not served here",
 };
+
+/**
+ * Why the parser refused a URL: it takes only printable ASCII there, so raw UTF-8 (`?q=é` sent
+ * unencoded) ends here, the parser stopped on that byte; so does a target that is no path
+ * (`GET books`), where it stops after the space that ends it.
+ */
+function invalidUrlReason(error: Error): string {
+  // Node's parser errors carry the data it was given and how far it read.
+  const { rawPacket, bytesParsed } = error as { rawPacket?: Buffer; bytesParsed?: number };
+  const byte = rawPacket?.[bytesParsed ?? -1];
+  return byte !== undefined && (byte < 0x20 || byte > 0x7e)
+    ? "URL: characters outside printable ASCII must be percent-encoded"
+    : "URL: a path starting with / (or an absolute URL)";
+}
 
 /** Requests Node's HTTP parser refused: answered in the envelope, then the connection closes. */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
@@ -201,7 +211,8 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
         ? [408, Messages.requestTimeout]
         : [400, Messages.badRequest];
   const body = JSON.stringify({ status, message, data: null });
-  const reason = PARSER_REASONS[error.code ?? ""];
+  const reason =
+    error.code === "HPE_INVALID_URL" ? invalidUrlReason(error) : PARSER_REASONS[error.code ?? ""];
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +

@@ -268,6 +268,26 @@ describe("requests that break HTTP, over a real socket", () => {
     }
   });
 
+  test("a request target that is no path: 400 Bad request, and Problem-Reason says what one is", async () => {
+    // After a request whose body holds UTF-8, on the same connection, too.
+    const before = 'POST /token HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n"\u00e9\u00e9"';
+    for (const sent of [
+      "GET books HTTP/1.1\r\nHost: x\r\n\r\n",
+      `${before}GET books HTTP/1.1\r\n\r\n`,
+    ]) {
+      const { text } = await raw(port, sent);
+      assert.match(
+        text,
+        /\r\nproblem-reason: URL: a path starting with \/ \(or an absolute URL\)\r\n/i,
+      );
+      assert.deepEqual(envelopeOf(text.slice(text.lastIndexOf("HTTP/1.1 400"))), {
+        status: 400,
+        message: Messages.badRequest,
+        data: null,
+      });
+    }
+  });
+
   test("clients that never finish headers or body are cut off; others stay fast", async () => {
     const slowHeaders = raw(port, "GET /health HTTP/1.1\r\nHost: x\r\n", { keepOpenMs: 0 });
     const slowBody = raw(
