@@ -24,14 +24,15 @@ export const YEAR_MAX = 9999;
 export const MAX_BOOK_ID = Number.MAX_SAFE_INTEGER;
 
 /**
- * A text field: at least one non-space character, and no NUL nor UTF-16 that is not well
- * formed. Compiled with the `u` flag (as Ajv does), a lone surrogate is a code point of its
- * own, so the class refuses it.
+ * A text field: at least one character that is not a space (Unicode's: JavaScript's `\s` and
+ * U+0085, next line, which it leaves out), and no NUL nor UTF-16 that is not well formed.
+ * Compiled with the `u` flag (as Ajv does), a lone surrogate is a code point of its own, so
+ * the class refuses it.
  */
-export const TEXT_PATTERN = "^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]*$";
+export const TEXT_PATTERN = "^(?![\\s\\u0085]*$)[^\\u0000\\uD800-\\uDFFF]*$";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what this looks for.
 const FORBIDDEN = /[\u0000\uD800-\uDFFF]/u;
-const BLANK = /^\s*$/u;
+const BLANK = /^[\s\u0085]*$/u;
 
 /** Why a field's value is not what a book holds; each caller words it for its reader. */
 export type FieldProblem =

@@ -43,6 +43,9 @@ const INVALID_NEW_BOOKS: [string, string][] = [
   ["empty title", JSON.stringify({ ...DUNE, title: "" })],
   ["whitespace-only title", JSON.stringify({ ...DUNE, title: " \t\n " })],
   ["whitespace-only author", JSON.stringify({ ...DUNE, author: "   " })],
+  // Every Unicode space, U+0085 (next line) too, which JavaScript's \s leaves out.
+  ["title of other spaces", JSON.stringify({ ...DUNE, title: "\u0085\u00a0\u2007\u3000" })],
+  ["author of a next line", JSON.stringify({ ...DUNE, author: "\u0085" })],
   ["title of 501 characters", JSON.stringify({ ...DUNE, title: "t".repeat(501) })],
   ["author of 301 characters", JSON.stringify({ ...DUNE, author: "a".repeat(301) })],
   ["NUL in title", JSON.stringify({ ...DUNE, title: "Du\u0000ne" })],
