@@ -14,6 +14,8 @@ import {
   call,
   type OpenedStore,
   storesUnderTest,
+  TEST_PASSWORD,
+  TEST_USERNAME,
   tokenFor,
 } from "../support/helpers.js";
 
@@ -202,6 +204,31 @@ for (const kind of await storesUnderTest({ sqliteFile: true })) {
             headers: contentType ? { "content-type": contentType } : {},
           });
           assertEnvelope(answer, 201, Messages.bookCreated);
+        }
+      });
+
+      test("a Content-Type that is no media type changes nothing either", async () => {
+        for (const contentType of [
+          "json",
+          "application",
+          "",
+          "a/b/c",
+          "application/json, text/plain",
+        ]) {
+          const headers = { "content-type": contentType };
+          const created = await send("POST", "/book", { payload: JSON.stringify(DUNE), headers });
+          assertEnvelope(created, 201, Messages.bookCreated);
+          const { id } = created.body.data as Book;
+          const missing = await send("PUT", "/book/999999999", { payload: "{}", headers });
+          assertEnvelope(missing, 404, Messages.bookNotFound);
+          assertEnvelope(
+            await send("DELETE", `/book/${id}`, { headers }),
+            200,
+            Messages.bookDeleted,
+          );
+          const login = JSON.stringify({ username: TEST_USERNAME, password: TEST_PASSWORD });
+          const issued = await call(app, "POST", "/token", { payload: login, headers });
+          assertEnvelope(issued, 200, Messages.tokenGenerated);
         }
       });
 
