@@ -18,7 +18,15 @@ import {
   signIn,
 } from "../support/browser.js";
 import { describe } from "../support/describe.js";
-import { type Answer, buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
+import {
+  type Answer,
+  buildTestApp,
+  call,
+  listenLocally,
+  TEST_PASSWORD,
+  TEST_USERNAME,
+  tokenFor,
+} from "../support/helpers.js";
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -298,9 +306,9 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     assert.equal((await api("GET", `/book/${created.id}`)).status, 404);
   });
 
-  test("a token about to expire, after a reload, leads back to sign-in", async () => {
+  test("a token about to expire, after a reload: the password is asked over the page, an edit kept", async () => {
     const running = await fresh();
-    await running.api("POST", "/book", LEFT_HAND);
+    const { id } = (await running.api<Book>("POST", "/book", LEFT_HAND)).body.data as Book;
     const page = await open(running, DESKTOP, { clock: true });
     await signIn(page);
     await pageStatus(page)
@@ -311,9 +319,44 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await pageStatus(page)
       .getByText(/^Page 1/)
       .waitFor();
+    await page.getByRole("button", { name: "Edit “The Left Hand of Darkness”" }).click();
+    const editing = page.getByRole("dialog", { name: "Edit book" });
+    await editing.getByLabel("Title").fill("The Dispossessed");
     await page.clock.fastForward("14:30");
+    const again = page.getByRole("dialog", { name: "Sign in again" });
+    await again.getByText("Your session is about to expire.").waitFor();
+    assert.equal(await again.getByLabel("Username").inputValue(), TEST_USERNAME);
+    // Escape does not take the dialog away; a wrong password is said in it.
+    await page.keyboard.press("Escape");
+    await again.getByLabel("Password").fill("not the password");
+    await again.getByRole("button", { name: "Sign in" }).click();
+    await again.getByRole("alert").getByText("The username or password is wrong.").waitFor();
+    await screenshot(page, "sign-in-again-desktop.png");
+    await again.getByLabel("Password").fill(TEST_PASSWORD);
+    await again.getByRole("button", { name: "Sign in" }).click();
+    await again.waitFor({ state: "detached" });
+    // The edit is as it was left, and saves.
+    assert.equal(await editing.getByLabel("Title").inputValue(), "The Dispossessed");
+    await editing.getByRole("button", { name: "Save" }).click();
+    await editing.waitFor({ state: "detached" });
+    assert.equal(
+      (await running.api<Book>("GET", `/book/${id}`)).body.data?.title,
+      "The Dispossessed",
+    );
+  });
+
+  test("asked the password again, Sign out leads back to sign-in", async () => {
+    const running = await fresh();
+    const page = await open(running, DESKTOP, { clock: true });
+    await signIn(page);
+    await page.locator(".empty").getByText("The catalogue is empty.").waitFor();
+    await page.reload();
+    await page.locator(".empty").getByText("The catalogue is empty.").waitFor();
+    await page.clock.fastForward("14:30");
+    const again = page.getByRole("dialog", { name: "Sign in again" });
+    await again.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await page.getByText("Your session is about to expire. Sign in again to go on.").waitFor();
+    await page.getByText("You have signed out.").waitFor();
   });
 
   test("a token the service refuses leads back to sign-in", async () => {

@@ -6,11 +6,17 @@ import { Header } from "./header.js";
 import { editsBooks } from "./roles.js";
 import type { Session } from "./session.js";
 import { SignIn } from "./sign-in.js";
+import { SignInAgainDialog } from "./sign-in-again.js";
 import { leaveScreen, type Screen, useScreen } from "./use-screen.js";
 import { useSession } from "./use-session.js";
 
 export function App() {
-  const { session, notice, setNotice, started, end, ended, passwordChanged } = useSession();
+  const { session, notice, setNotice, started, end, lost, ended, passwordChanged, askingAgain } =
+    useSession();
+  const signOut = () => {
+    leaveScreen();
+    end("You have signed out.");
+  };
   const [changing, setChanging] = useState(false);
   const screen = useScreen();
   // A notice of one screen (the password changed) is not carried to the next.
@@ -27,10 +33,7 @@ export function App() {
         signedIn={session !== undefined}
         screen={screen}
         onChangePassword={() => setChanging(true)}
-        onSignOut={() => {
-          leaveScreen();
-          end("You have signed out.");
-        }}
+        onSignOut={signOut}
       />
       <main>
         {session ? (
@@ -38,7 +41,7 @@ export function App() {
             session={session}
             screen={screen}
             notice={notice}
-            onSessionEnded={end}
+            onSessionEnded={lost}
             onFailure={ended}
           />
         ) : (
@@ -54,6 +57,14 @@ export function App() {
           }}
           onCancel={() => setChanging(false)}
           onFailure={ended}
+        />
+      )}
+      {askingAgain && session && (
+        <SignInAgainDialog
+          name={session.me?.name}
+          ended={askingAgain === "ended"}
+          onSignedIn={started}
+          onSignOut={signOut}
         />
       )}
     </>

@@ -1,9 +1,11 @@
 import type { ComponentChildren } from "preact";
-import { useLayoutEffect, useRef } from "preact/hooks";
+import { useId, useLayoutEffect, useRef } from "preact/hooks";
 
 /** A modal dialog: focus moves in and stays there, Escape cancels, focus returns after. */
 export function Modal(props: { title: string; onCancel: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Its own: a dialog may open over another (signing in again over an edit).
+  const titleId = useId();
   // Open as it shows, not a frame later: a key pressed at once goes to the dialog.
   useLayoutEffect(() => {
     const dialog = ref.current;
@@ -14,13 +16,13 @@ export function Modal(props: { title: string; onCancel: () => void; children: Co
   return (
     <dialog
       ref={ref}
-      aria-labelledby="dialog-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         props.onCancel();
       }}
     >
-      <h2 id="dialog-title">{props.title}</h2>
+      <h2 id={titleId}>{props.title}</h2>
       {props.children}
     </dialog>
   );

@@ -1,6 +1,6 @@
 // The tab's session: signing in and out, who is signed in (asked again after a reload), the
 // end of a token that cannot be renewed, and signing in again after a change of password.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   ASK_AGAIN_BEFORE_MS,
   describeFailure,
@@ -13,18 +13,25 @@ import {
 export function useSession() {
   const [session, setSession] = useState<Session | undefined>(restoreSession);
   const [notice, setNotice] = useState<string>();
+  const again = useAskAgain();
 
   const end = (why?: string) => {
+    again.stop();
     forgetSession();
     setSession(undefined);
     setNotice(why);
   };
-  /** A failure that ends the session (a refused token): said on the sign-in form. */
-  const ended = (error: unknown) => end(describeFailure(error));
-  useExpiry(session, end);
+  /**
+   * The session is lost (a refused token): said on the sign-in form; while the password is
+   * being asked again over the page, the dialog says it instead, and the page stays.
+   */
+  const lost = (why: string) => (again.asking.current ? again.expired() : end(why));
+  const ended = (error: unknown) => lost(describeFailure(error));
+  useExpiry(session, again.start);
   useSignedIn(session, setSession, ended);
 
   const started = (begun: Session) => {
+    again.stop();
     setNotice(undefined);
     setSession(begun);
   };
@@ -37,15 +44,36 @@ export function useSession() {
       end("Your password has been changed. Sign in with the new one.");
     }
   };
-  return { session, notice, setNotice, started, end, ended, passwordChanged };
+  const askingAgain = again.state;
+  return { session, notice, setNotice, started, end, lost, ended, passwordChanged, askingAgain };
+}
+
+/**
+ * Whether the password is asked again over the page ("ending": the token's end is near;
+ * "ended": the service has refused it meanwhile); a ref too, for callbacks made before.
+ */
+function useAskAgain() {
+  const [state, setState] = useState<"ending" | "ended">();
+  const asking = useRef(false);
+  const set = (to: typeof state) => {
+    asking.current = to !== undefined;
+    setState(to);
+  };
+  return {
+    state,
+    asking,
+    start: () => set("ending"),
+    expired: () => set("ended"),
+    stop: () => set(undefined),
+  };
 }
 
 // Without the password the token cannot be renewed: ask for it again before it expires.
-function useExpiry(session: Session | undefined, end: (why: string) => void) {
+function useExpiry(session: Session | undefined, ask: () => void) {
   useEffect(() => {
     if (session === undefined || session.renewable) return;
     const timer = setTimeout(
-      () => end("Your session is about to expire. Sign in again to go on."),
+      ask,
       Math.max(0, session.expiresAt - ASK_AGAIN_BEFORE_MS - Date.now()),
     );
     return () => clearTimeout(timer);
