@@ -103,6 +103,12 @@ const DOCUMENT = {
   ],
 };
 
+const withViewport = (html: string) =>
+  html.replace(
+    '<meta charset="UTF-8">',
+    '$&\n<meta name="viewport" content="width=device-width, initial-scale=1">',
+  );
+
 /** Swagger UI at /docs: the package's own files, this origin only, the one document. */
 const UI_OPTIONS: FastifySwaggerUiOptions = {
   routePrefix: "/docs",
@@ -162,6 +168,14 @@ export async function registerDocs(
         typeof json.$id === "string" ? json.$id : `def-${i}`,
     },
   });
-  await app.register(swaggerUi, UI_OPTIONS);
+  // Swagger UI's page names no viewport: a phone lays it out 980 px wide, its text a few
+  // pixels high. Its index gets one, in a scope of its own: the hook runs on no other route.
+  await app.register(async (docs) => {
+    docs.addHook("onSend", (_request, reply, payload, done) => {
+      const html = String(reply.getHeader("content-type")).startsWith("text/html");
+      done(null, html && typeof payload === "string" ? withViewport(payload) : payload);
+    });
+    await docs.register(swaggerUi, UI_OPTIONS);
+  });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }

@@ -143,6 +143,23 @@ describe("the docs page in Chromium", { skip }, () => {
     }
   });
 
+  test("on a phone the page is laid out to its width, its text readable", async () => {
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    try {
+      const small = await phone.newPage();
+      await small.goto(`${base}/docs`);
+      await small.locator(".opblock-summary-path").first().waitFor();
+      // Without a viewport of its own, a phone lays a page out 980 px wide and shrinks it.
+      assert.equal(await small.evaluate("document.documentElement.clientWidth"), 390);
+    } finally {
+      await phone.close();
+    }
+  });
+
   test("try it without a token shows the service's 401", async () => {
     // A reload forgets the token pasted under Authorize: it was kept in the page only.
     await page.goto(`${base}/docs`);
