@@ -164,6 +164,23 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     assert.deepEqual((await api<Book[]>("GET", "/books")).body.data, [{ id: 1, ...LEFT_HAND }]);
   });
 
+  test("a search of one page keeps room for its own rows only, not a whole page's", async () => {
+    const running = await fresh();
+    await running.api("POST", "/book", LEFT_HAND);
+    await addVolumes(running);
+    const page = await open(running);
+    await signIn(page);
+    await pageStatus(page).getByText("Page 1 of 3: books 1 to 20.").waitFor();
+    await page.mouse.wheel(0, 2000);
+    await page.getByRole("searchbox").fill("Left Hand");
+    await pageStatus(page).getByText("Page 1 of 1: books 1 to 1.").waitFor();
+    await page.locator('table[aria-busy="false"]').waitFor();
+    const gap =
+      (await onPage(page.getByRole("button", { name: "Recently deleted" }), "top")) -
+      (await onPage(page.locator("tbody tr"), "bottom"));
+    assert.ok(gap < 60, `what is below follows the one row (${gap} px below it)`);
+  });
+
   test("search, sort and page through the catalogue, with no layout jump", async () => {
     const running = await fresh();
     await running.api("POST", "/book", LEFT_HAND);

@@ -82,6 +82,7 @@ export function Catalogue({ me, writable, onSessionEnded, ...props }: Props) {
       {!empty && <Pager {...pager} place="above" />}
       <BookTable
         books={books}
+        rows={pages === 1 ? books?.length : undefined}
         sort={walk.sort}
         loading={loading}
         hidden={empty}

@@ -9,6 +9,11 @@ type Direction = "ascending" | "descending" | undefined;
 
 interface Props {
   books: Book[] | undefined;
+  /**
+   * The rows to keep room for: a listing of one page, its own; else (undefined) a whole page,
+   * so that the pager below stays where it is from page to page, the last one too.
+   */
+  rows: number | undefined;
   sort: SortOrder;
   /** The rows shown are the last page's, dimmed, until the page asked for comes. */
   loading: boolean;
@@ -27,7 +32,7 @@ interface Props {
 export function BookTable(props: Props) {
   const { books, sort, loading, hidden, marked, live, onSort } = props;
   return (
-    <div class="table-frame" style={{ "--rows": PAGE_SIZE }} hidden={hidden}>
+    <div class="table-frame" style={{ "--rows": props.rows ?? PAGE_SIZE }} hidden={hidden}>
       <table aria-busy={loading} aria-describedby="page-status">
         <thead>
           <tr>
