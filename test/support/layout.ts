@@ -62,3 +62,28 @@ export const overflowing = (page: Page) =>
 /** The header's links and buttons whose text is broken over more than one line. */
 export const brokenHeaderLines = (page: Page) =>
   page.evaluate<string[]>(`(${FIND_BROKEN_LINES})()`);
+
+// Run in the page: the buttons of the table whose focus ring its cell would cut, each focused
+// as a keyboard would (so that :focus-visible's ring is drawn), with how far out it reaches.
+const FIND_CUT_RINGS = `() => {
+  const found = [];
+  for (const button of document.querySelectorAll("td button, th button")) {
+    if (button.getClientRects().length === 0) continue;
+    button.focus({ focusVisible: true });
+    const style = getComputedStyle(button);
+    const reach = parseFloat(style.outlineOffset) + parseFloat(style.outlineWidth);
+    const ring = button.getBoundingClientRect();
+    const cell = button.closest("td, th").getBoundingClientRect();
+    const cut =
+      ring.top - reach < cell.top - 0.5 || ring.bottom + reach > cell.bottom + 0.5 ||
+      ring.left - reach < cell.left - 0.5 || ring.right + reach > cell.right + 0.5;
+    if (cut && getComputedStyle(button.closest("td, th")).overflow !== "visible") {
+      found.push((button.innerText || button.getAttribute("aria-label") || "").trim().slice(0, 40));
+    }
+  }
+  document.activeElement?.blur();
+  return found;
+}`;
+
+/** The table's buttons whose focus ring, drawn, would be cut by the cell around it. */
+export const cutFocusRings = (page: Page) => page.evaluate<string[]>(`(${FIND_CUT_RINGS})()`);

@@ -1,7 +1,7 @@
 // No control of the librarian's page has its content cut off: every button, label, input,
 // sort heading and pager part fits its box, on a desktop and a phone, light and dark, with
 // enough books to page, the pager at the bottom in view, and a dialog open; the header's
-// links and buttons each keep to one line. Under SCREENSHOTS=1 it writes the screenshot of a
+// links and buttons each keep to one line; no focus ring in the table is cut by its cell. Under SCREENSHOTS=1 it writes the screenshot of a
 // phone in dark mode to docs/screenshots/.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -11,7 +11,7 @@ import { WEB_ROOT } from "../../src/http/web-page.js";
 import { browserSkipReason, launchChromium, screenshot, signIn } from "../support/browser.js";
 import { describe } from "../support/describe.js";
 import { buildTestApp, call, listenLocally, tokenFor } from "../support/helpers.js";
-import { brokenHeaderLines, overflowing } from "../support/layout.js";
+import { brokenHeaderLines, cutFocusRings, overflowing } from "../support/layout.js";
 
 const SIZES = {
   desktop: { width: 1280, height: 800 },
@@ -60,6 +60,7 @@ describe("nothing cut off, at two sizes and in both colour schemes", {
           await page.getByRole("button", { name: /^Year/ }).click();
           await page.locator('table[aria-busy="false"]').waitFor();
           problems.push(...(await overflowing(page)));
+          assert.deepEqual(await cutFocusRings(page), [], "focus rings cut by their cells");
           if (name === "phone" && colorScheme === "dark") {
             await screenshot(page, "catalogue-phone-dark.png");
           }
