@@ -181,6 +181,27 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     assert.ok(gap < 60, `what is below follows the one row (${gap} px below it)`);
   });
 
+  test("a title written right to left reads so, in the table and in its field", async () => {
+    const running = await fresh();
+    const hebrew = { title: "מה זה? (כרך 2)", author: "אנונימי", year: 2001 };
+    await running.api("POST", "/book", hebrew);
+    const page = await open(running);
+    await signIn(page);
+    const cell = page.locator("td.col-title bdi");
+    await cell.getByText(hebrew.title).waitFor();
+    assert.equal(
+      await page.evaluate('getComputedStyle(document.querySelector("td.col-title bdi")).direction'),
+      "rtl",
+    );
+    await page.getByRole("button", { name: `Edit “${hebrew.title}”` }).click();
+    const field = page.getByRole("dialog", { name: "Edit book" }).getByLabel("Title");
+    assert.equal(await field.inputValue(), hebrew.title);
+    assert.equal(
+      await page.evaluate('document.querySelector("dialog[open] input").matches(":dir(rtl)")'),
+      true,
+    );
+  });
+
   test("search, sort and page through the catalogue, with no layout jump", async () => {
     const running = await fresh();
     await running.api("POST", "/book", LEFT_HAND);

@@ -25,6 +25,8 @@ export function FieldInput(props: Props) {
         id={id}
         name={props.name}
         type={props.type}
+        // Typed right to left (Hebrew, Arabic), a title reads so, its brackets in order.
+        dir="auto"
         value={props.value}
         autocomplete={props.autocomplete}
         inputMode={props.inputMode}

@@ -100,11 +100,12 @@ function BookRow(
   const { book } = props;
   return (
     <tr data-book={book.id} class={props.marked}>
+      {/* Each text in a direction of its own: "מה זה? (כרך 2)" keeps its brackets' order. */}
       <td data-label="Title" class="col-title" title={book.title}>
-        {book.title}
+        <bdi>{book.title}</bdi>
       </td>
       <td data-label="Author" class="col-author" title={book.author}>
-        {book.author}
+        <bdi>{book.author}</bdi>
       </td>
       <td data-label="Year" class="col-year">
         {book.year}

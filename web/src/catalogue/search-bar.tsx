@@ -25,6 +25,7 @@ export function SearchBar({ value, onInput, onSearch }: Props) {
         <input
           id="search"
           type="search"
+          dir="auto"
           value={value}
           onInput={(event) => {
             const typed = event.currentTarget.value;
