@@ -395,6 +395,10 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     await again.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.getByText("You have signed out.").waitFor();
+    // A failed sign-in after it says so alone: the notice of the last one goes.
+    await signIn(page, "not the password");
+    await page.getByRole("alert").getByText("The username or password is wrong.").waitFor();
+    assert.equal(await page.getByText("You have signed out.").count(), 0);
   });
 
   test("a token the service refuses leads back to sign-in", async () => {

@@ -8,11 +8,14 @@ export function SignIn(props: {
 }) {
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // Why the form is shown ("You have signed out."), until the first try: then what it met.
+  const [tried, setTried] = useState(false);
 
   async function submit(event: SubmitEvent) {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
     setBusy(true);
+    setTried(true);
     setFailure(undefined);
     try {
       props.onSignedIn(await signIn(String(form.get("username")), String(form.get("password"))));
@@ -25,7 +28,7 @@ export function SignIn(props: {
   return (
     <form class="card sign-in" onSubmit={submit} aria-labelledby="sign-in-title">
       <h2 id="sign-in-title">Sign in</h2>
-      {props.notice && (
+      {props.notice && !tried && (
         <p class="notice" role="status">
           {props.notice}
         </p>
