@@ -62,6 +62,8 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
   after(() => served?.close());
 
   const row = (page: Page, id: number) => page.locator(`tr[data-book="${id}"]`);
+  /** Waits until the focus is on a control within `within`. */
+  const focusIn = (within: Locator) => within.locator(":focus").waitFor({ timeout: 5_000 });
 
   /**
    * The screenshots `name`-desktop, -desktop-dark, -phone and -phone-dark of what the page
@@ -164,9 +166,11 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     // What ben did is shown already: nothing is counted as new.
     assert.equal(await ben.locator(".new-books").count(), 0);
     await shoot(ben, "undo");
-    await undo.click();
+    await undo.press("Enter");
     await row(ben, id).waitFor();
     await row(ana, id).waitFor();
+    // The keyboard goes on from the row brought back, Undo being gone.
+    await focusIn(row(ben, id));
     assert.equal((await api<Book>("GET", `/book/${id}`)).body.data?.year, 1971);
 
     await api("PUT", `/book/${id}`, { year: 1972 });
@@ -208,9 +212,23 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
     assert.equal(await dialog.locator("li").count(), 1);
     await dialog.getByText("librarian deleted it just now").waitFor();
     await shoot(ben, "recently-deleted");
-    await bringBack.click();
+    await bringBack.press("Enter");
     await dialog.waitFor({ state: "detached" });
     await row(ben, id).waitFor();
+    await focusIn(row(ben, id));
     assert.equal((await api("GET", `/book/${id}`)).status, 200);
+  });
+
+  test("Escape on Undo leaves the focus on the rows, where the book was", async () => {
+    const book = { ...LEFT_HAND, title: "A", year: 1968 };
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    await row(ben, id).waitFor();
+    await ben.getByRole("button", { name: `Delete “${book.title}”` }).click();
+    const dialog = ben.getByRole("dialog", { name: "Delete this book?" });
+    await dialog.getByRole("button", { name: "Delete", disabled: false }).click();
+    await row(ben, id).waitFor({ state: "detached" });
+    await ben.getByRole("button", { name: "Undo" }).press("Escape");
+    await ben.getByRole("button", { name: "Undo" }).waitFor({ state: "detached" });
+    await focusIn(ben.locator("tbody tr").first());
   });
 });

@@ -2,7 +2,7 @@
 // dialog open over them. Its parts are in catalogue/.
 
 import type { Book, BookCatalogueClient, SignedIn } from "book-catalogue";
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { BookTable } from "./catalogue/book-table.js";
 import { type Editing, EditingDialog } from "./catalogue/editing-dialog.js";
 import { EmptyNotice } from "./catalogue/empty-notice.js";
@@ -12,7 +12,7 @@ import { useOwnWrites } from "./catalogue/own-writes.js";
 import { Pager } from "./catalogue/pager.js";
 import { RecentlyDeletedButton } from "./catalogue/recently-deleted.js";
 import { Toolbar } from "./catalogue/toolbar.js";
-import { UndoNotice } from "./catalogue/undo-delete.js";
+import { focusRowAt, UndoNotice } from "./catalogue/undo-delete.js";
 import { useImportingClient } from "./catalogue/use-imported.js";
 import { useListing } from "./catalogue/use-listing.js";
 import { useLive } from "./catalogue/use-live.js";
@@ -44,6 +44,8 @@ export function Catalogue({ me, writable, onSessionEnded, ...props }: Props) {
   const { books, next, loading, reload } = listing;
   const dialogs = useDialogs(setAnnouncement, reload, showAdded);
   const { editing, setEditing, deleted, setDeleted, done, restored, add, importFile } = dialogs;
+  /** Where the row of the book just deleted was: Escape on Undo leaves the focus there. */
+  const deletedAt = useRef(0);
   const empty =
     !loading && !failure && walk.page === 1 && books?.length === 0 && next === undefined;
 
@@ -99,6 +101,10 @@ export function Catalogue({ me, writable, onSessionEnded, ...props }: Props) {
         deleted={deleted}
         onRestored={restored}
         onDismiss={() => setDeleted(undefined)}
+        onEscape={() => {
+          setDeleted(undefined);
+          focusRowAt(deletedAt.current);
+        }}
         onFailure={fail}
       />
       {editing && (
@@ -108,7 +114,10 @@ export function Catalogue({ me, writable, onSessionEnded, ...props }: Props) {
           importing={importing}
           onDone={done}
           onAdded={(book) => void showAdded(book)}
-          onDeleted={setDeleted}
+          onDeleted={(book) => {
+            deletedAt.current = books?.findIndex((shown) => shown.id === book.id) ?? 0;
+            setDeleted(book);
+          }}
           onRestored={restored}
           onCancel={() => setEditing(undefined)}
           onFailure={fail}
@@ -122,7 +131,7 @@ export function Catalogue({ me, writable, onSessionEnded, ...props }: Props) {
 function useDialogs(
   announce: (message: string) => void,
   reload: () => void,
-  showAdded: (book: Book) => Promise<void>,
+  showAdded: (book: Book, focus?: boolean) => Promise<void>,
 ) {
   const [editing, setEditing] = useState<Editing>();
   const [deleted, setDeleted] = useState<Book>();
@@ -136,7 +145,7 @@ function useDialogs(
   const restored = (book: Book) => {
     setEditing(undefined);
     announce(`“${book.title}” is back.`);
-    void showAdded(book);
+    void showAdded(book, true);
   };
   const add = () => setEditing({ mode: "add" });
   const importFile = () => setEditing({ mode: "import" });

@@ -17,6 +17,8 @@ interface Props {
   onRestored: (book: Book) => void;
   /** Undo is no longer offered. */
   onDismiss: () => void;
+  /** Escape in the notice: Undo is no longer offered, and the focus goes back to the rows. */
+  onEscape: () => void;
   onFailure: (error: unknown) => void;
 }
 
@@ -29,7 +31,19 @@ function whyNot(error: unknown): string {
   return describeFailure(error);
 }
 
-export function UndoNotice({ client, deleted, onRestored, onDismiss, onFailure }: Props) {
+/**
+ * The focus to the first button of the row now at `index` (the one after a book deleted), or
+ * of the last row; to the search box when no row is left.
+ */
+export function focusRowAt(index: number): void {
+  const rows = document.querySelectorAll("tbody tr");
+  const row = rows[Math.min(Math.max(index, 0), rows.length - 1)];
+  const target = row?.querySelector("button") ?? document.querySelector<HTMLElement>("#search");
+  target?.focus();
+}
+
+export function UndoNotice(props: Props) {
+  const { client, deleted, onRestored, onDismiss, onEscape, onFailure } = props;
   const [held, setHeld] = useState(0);
   const [busy, setBusy] = useState(false);
   const [refused, setRefused] = useState<string>();
@@ -67,7 +81,7 @@ export function UndoNotice({ client, deleted, onRestored, onDismiss, onFailure }
           onMouseLeave={hold(-1)}
           onFocusIn={hold(1)}
           onFocusOut={hold(-1)}
-          onKeyDown={(event) => event.key === "Escape" && onDismiss()}
+          onKeyDown={(event) => event.key === "Escape" && onEscape()}
         >
           <p id="undo-what">
             Deleted “{deleted.title}”. <span role="status">{refused}</span>

@@ -13,11 +13,15 @@ import type { WalkState } from "./use-walk.js";
 const MARKED_MS = 6000;
 
 /** Where the view goes once the page asked for is shown: its top, or a book's row. */
-type Target = { to: "top"; from?: number } | { to: "book"; id: number };
+type Target = { to: "top"; from?: number } | { to: "book"; id: number; focus: boolean };
 
 function scrollToTarget(target: Target) {
   if (target.to === "book") {
-    document.querySelector(`tr[data-book="${target.id}"]`)?.scrollIntoView({ block: "center" });
+    const row = document.querySelector(`tr[data-book="${target.id}"]`);
+    row?.scrollIntoView({ block: "center" });
+    // A book brought back: the keyboard goes on from its row (the control it came from, Undo
+    // or the dialog's Bring back, is gone).
+    if (target.focus) row?.querySelector("button")?.focus();
     return;
   }
   const above = document.querySelector<HTMLElement>(".pages-above");
@@ -95,9 +99,12 @@ export function useMoves(
     }),
   };
 
-  /** After Add: to the book's page (of the search, if it matches), its row marked. */
-  const showAdded = async (book: Book) => {
-    target.current = { to: "book", id: book.id };
+  /**
+   * After Add, or a book brought back (`focus`: the focus to its row): to the book's page (of
+   * the search, if it matches), its row marked.
+   */
+  const showAdded = async (book: Book, focus = false) => {
+    target.current = { to: "book", id: book.id, focus };
     setMarked(book.id);
     await jump(() => pageOf(client, walk.query, book));
     listing.reload();
