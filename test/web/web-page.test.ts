@@ -383,6 +383,18 @@ describe("the librarian's page in Chromium", { skip: browserSkipReason() }, () =
     );
   });
 
+  test("by keyboard, sign-in leads the focus to the catalogue and Sign out back to the form", async () => {
+    const running = await fresh();
+    const page = await open(running);
+    await page.getByLabel("Username").fill(TEST_USERNAME);
+    await page.getByLabel("Password").fill(TEST_PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.locator(".empty").getByText("The catalogue is empty.").waitFor();
+    await page.getByRole("heading", { name: "Books" }).locator(":scope:focus").waitFor();
+    await page.getByRole("button", { name: "Sign out" }).press("Enter");
+    await page.getByLabel("Username").locator(":scope:focus").waitFor();
+  });
+
   test("asked the password again, Sign out leads back to sign-in", async () => {
     const running = await fresh();
     const page = await open(running, DESKTOP, { clock: true });

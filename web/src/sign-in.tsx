@@ -1,5 +1,5 @@
 // The sign-in form: a name and password, and why the last try failed.
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { describeFailure, type Session, signIn } from "./session.js";
 
 export function SignIn(props: {
@@ -10,6 +10,9 @@ export function SignIn(props: {
   const [busy, setBusy] = useState(false);
   // Why the form is shown ("You have signed out."), until the first try: then what it met.
   const [tried, setTried] = useState(false);
+  // Shown after Sign out too, not only as the page loads (where autofocus would do).
+  const username = useRef<HTMLInputElement>(null);
+  useLayoutEffect(() => username.current?.focus(), []);
 
   async function submit(event: SubmitEvent) {
     event.preventDefault();
@@ -35,7 +38,7 @@ export function SignIn(props: {
       )}
       <label>
         Username
-        <input name="username" autocomplete="username" required autofocus />
+        <input ref={username} name="username" autocomplete="username" required autofocus />
       </label>
       <label>
         Password

@@ -1,5 +1,6 @@
 // Above the table: how many books, the search, and what to do with books (add, import, export).
 import type { BookCatalogueClient } from "book-catalogue";
+import { useLayoutEffect, useRef } from "preact/hooks";
 import { ExportButtons } from "../export/export-buttons.js";
 import { matching, plural } from "../words.js";
 import { AddAndImport } from "./add-and-import.js";
@@ -30,10 +31,15 @@ export function Toolbar(props: Props) {
   const { client, walk, total, writable, onAdd, onImport, onExported, onFailure } = props;
   const { q } = walk.query;
   const count = countText(total, q);
+  // Signed in (or back from Accounts), the keyboard starts at the catalogue, not the page's top.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useLayoutEffect(() => heading.current?.focus({ preventScroll: true }), []);
   return (
     <div class="tools">
       <div>
-        <h2 id="catalogue-title">Books</h2>
+        <h2 id="catalogue-title" tabIndex={-1} ref={heading}>
+          Books
+        </h2>
         {/* A long search is cut short here (whole on hover): the search box keeps its width. */}
         <p id="book-count" class="count" title={count}>
           {count}
