@@ -64,6 +64,16 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
   const row = (page: Page, id: number) => page.locator(`tr[data-book="${id}"]`);
   /** Waits until the focus is on a control within `within`. */
   const focusIn = (within: Locator) => within.locator(":focus").waitFor({ timeout: 5_000 });
+  /** A book added, then deleted on ben's page (Delete, then its confirmation): its id. */
+  async function deletedByBen(book: typeof LEFT_HAND): Promise<number> {
+    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
+    await row(ben, id).waitFor();
+    await ben.getByRole("button", { name: `Delete “${book.title}”` }).click();
+    const dialog = ben.getByRole("dialog", { name: "Delete this book?" });
+    await dialog.getByRole("button", { name: "Delete", disabled: false }).click();
+    await row(ben, id).waitFor({ state: "detached" });
+    return id;
+  }
 
   /**
    * The screenshots `name`-desktop, -desktop-dark, -phone and -phone-dark of what the page
@@ -154,12 +164,7 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
 
   test("a delete is undone from its notice; a book's history says who did what", async () => {
     const book = { ...LEFT_HAND, title: "The Lathe of Heaven", year: 1971 };
-    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
-    await row(ben, id).waitFor();
-    await ben.getByRole("button", { name: `Delete “${book.title}”` }).click();
-    const dialog = ben.getByRole("dialog", { name: "Delete this book?" });
-    await dialog.getByRole("button", { name: "Delete", disabled: false }).click();
-    await row(ben, id).waitFor({ state: "detached" });
+    const id = await deletedByBen(book);
     await row(ana, id).waitFor({ state: "detached" });
     const undo = ben.getByRole("button", { name: "Undo" });
     assert.equal(await ben.evaluate("document.activeElement?.textContent"), "Undo", "focus on it");
@@ -220,13 +225,7 @@ describe("the catalogue live, in Chromium", { skip: browserSkipReason() }, () =>
   });
 
   test("Escape on Undo leaves the focus on the rows, where the book was", async () => {
-    const book = { ...LEFT_HAND, title: "A", year: 1968 };
-    const { id } = (await api<Book>("POST", "/book", book)).body.data as Book;
-    await row(ben, id).waitFor();
-    await ben.getByRole("button", { name: `Delete “${book.title}”` }).click();
-    const dialog = ben.getByRole("dialog", { name: "Delete this book?" });
-    await dialog.getByRole("button", { name: "Delete", disabled: false }).click();
-    await row(ben, id).waitFor({ state: "detached" });
+    await deletedByBen({ ...LEFT_HAND, title: "A", year: 1968 });
     await ben.getByRole("button", { name: "Undo" }).press("Escape");
     await ben.getByRole("button", { name: "Undo" }).waitFor({ state: "detached" });
     await focusIn(ben.locator("tbody tr").first());
