@@ -1,9 +1,9 @@
 // Signing in again over the page, when a token that cannot be renewed (the password is not
 // kept across a reload) nears its end: what the librarian was doing (an edit half typed, a
 // search, a page) stays as it is behind the dialog.
-import { useState } from "preact/hooks";
 import { Modal } from "./modal.js";
-import { describeFailure, type Session, signIn } from "./session.js";
+import type { Session } from "./session.js";
+import { useSignInForm } from "./sign-in.js";
 
 interface Props {
   /** Who is signed in; undefined when the service was not asked yet (then it is typed). */
@@ -15,21 +15,7 @@ interface Props {
 }
 
 export function SignInAgainDialog({ name, ended, onSignedIn, onSignOut }: Props) {
-  const [failure, setFailure] = useState<string>();
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: SubmitEvent) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    setBusy(true);
-    setFailure(undefined);
-    try {
-      onSignedIn(await signIn(String(form.get("username")), String(form.get("password"))));
-    } catch (error) {
-      setFailure(describeFailure(error, true));
-      setBusy(false);
-    }
-  }
+  const { failure, busy, submit } = useSignInForm(onSignedIn);
 
   // Escape does not close it: the page behind waits for the password, or for Sign out.
   return (

@@ -2,18 +2,14 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { describeFailure, type Session, signIn } from "./session.js";
 
-export function SignIn(props: {
-  notice: string | undefined;
-  onSignedIn: (session: Session) => void;
-}) {
+/**
+ * A form's sign-in with its `username` and `password` fields: busy while the service answers,
+ * why the last try failed, and whether one was made. Here and over the page (sign-in-again.tsx).
+ */
+export function useSignInForm(onSignedIn: (session: Session) => void) {
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
-  // Why the form is shown ("You have signed out."), until the first try: then what it met.
   const [tried, setTried] = useState(false);
-  // Shown after Sign out too, not only as the page loads (where autofocus would do).
-  const username = useRef<HTMLInputElement>(null);
-  useLayoutEffect(() => username.current?.focus(), []);
-
   async function submit(event: SubmitEvent) {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
@@ -21,12 +17,24 @@ export function SignIn(props: {
     setTried(true);
     setFailure(undefined);
     try {
-      props.onSignedIn(await signIn(String(form.get("username")), String(form.get("password"))));
+      onSignedIn(await signIn(String(form.get("username")), String(form.get("password"))));
     } catch (error) {
       setFailure(describeFailure(error, true));
       setBusy(false);
     }
   }
+  return { failure, busy, tried, submit };
+}
+
+export function SignIn(props: {
+  notice: string | undefined;
+  onSignedIn: (session: Session) => void;
+}) {
+  // Why the form is shown ("You have signed out."), until the first try: then what it met.
+  const { failure, busy, tried, submit } = useSignInForm(props.onSignedIn);
+  // Shown after Sign out too, not only as the page loads (where autofocus would do).
+  const username = useRef<HTMLInputElement>(null);
+  useLayoutEffect(() => username.current?.focus(), []);
 
   return (
     <form class="card sign-in" onSubmit={submit} aria-labelledby="sign-in-title">
